@@ -1,0 +1,272 @@
+"""Agent REST endpoints for memories and links (mounted under /api/v1)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import asdict
+
+from django.http import HttpRequest
+from ninja import Query, Router, Status
+
+from conflicts.detection.pipeline import Finding
+from memories import context, preaction, recall, selectors, services
+from memories.audit import Actor
+from memories.models import Link, Memory
+from memories.schemas import (
+    ChainOut,
+    ChangeOut,
+    CheckActionIn,
+    CheckActionOut,
+    CommitRejectedOut,
+    ContextIn,
+    ContextOut,
+    LinkIn,
+    LinkOut,
+    MemoryCreateOut,
+    MemoryIn,
+    MemoryListQuery,
+    MemoryOut,
+    MemoryPage,
+    NeighborsOut,
+    NeighborsQuery,
+    ReasonIn,
+    RecallHitOut,
+    RecallIn,
+    SupersedeIn,
+)
+from memoryhub.errors import InvalidInput, NotFound
+from workspaces.auth import AgentKeyAuth, request_agent_key
+
+router = Router(auth=AgentKeyAuth(), tags=["memories"])
+
+
+_key = request_agent_key
+
+
+def _memory(request: HttpRequest, memory_id: uuid.UUID) -> Memory:
+    return selectors.memory_get(workspace=_key(request).workspace, memory_id=memory_id)
+
+
+def _memory_named_in_body(request: HttpRequest, memory_id: uuid.UUID, *, field: str) -> Memory:
+    """A memory the body refers to: missing is a bad field value (422), not a missing URL (404)."""
+    try:
+        return _memory(request, memory_id)
+    except NotFound as exc:
+        raise InvalidInput(exc.message, field=field) from exc
+
+
+@router.post("/memories", response={201: MemoryCreateOut, 409: CommitRejectedOut}, summary="Commit a fact")
+def create_memory(request: HttpRequest, payload: MemoryIn) -> Status[dict[str, object]]:
+    from conflicts.ingestion import memory_create_checked
+
+    key = _key(request)
+    actor = Actor.for_agent(key)
+    data = services.MemoryInput(**payload.dict(exclude={"on_conflict"}))
+    if payload.on_conflict == "ignore":
+        memory = services.memory_create(workspace=key.workspace, actor=actor, data=data)
+        body = {"action": "stored", "conflicts": [], "checked": False}
+    else:
+        result = memory_create_checked(workspace=key.workspace, actor=actor, data=data, on_conflict=payload.on_conflict)
+        conflicts = [_conflict_out(f) for f in result.findings]
+        if result.memory is None:
+            detail = f"not stored: the fact clashes with {len(conflicts)} existing memories (on_conflict=raise)"
+            return Status(409, {"detail": detail, "conflicts": conflicts})
+        memory = result.memory
+        body = {"action": result.action, "conflicts": conflicts, "checked": result.checked}
+    return Status(201, {"id": memory.id, "status": memory.status, "memory": memory, **body})
+
+
+def _conflict_out(finding: Finding) -> dict[str, object]:
+    return {
+        "memory_id": finding.other.pk,
+        "text": finding.other.text,
+        "kind": str(finding.verdict.relation),
+        "probability": round(finding.verdict.probability, 4),
+        "tier": finding.verdict.tier,
+        "reason": "; ".join(finding.verdict.reasons) or finding.verdict.reasoning,
+        "similarity": round(finding.candidate.similarity, 4),
+    }
+
+
+@router.get("/memories", response=MemoryPage, summary="List memories with filters")
+def list_memories(request: HttpRequest, query: Query[MemoryListQuery]) -> dict[str, object]:
+    filters = selectors.MemoryFilters(
+        kind=query.kind,
+        scope=query.scope,
+        key=query.key,
+        agent=query.agent,
+        source=query.source,
+        reliability=query.reliability,
+        statuses=list(query.status) or None,
+        tags_any=query.tag,
+        tags_all=query.tags_all,
+        text=query.q,
+        include_superseded=query.include_superseded,
+        recorded_after=query.recorded_after,
+        recorded_before=query.recorded_before,
+    )
+    qs = selectors.memory_list(workspace=_key(request).workspace, filters=filters)
+    count = qs.count()
+    items = list(qs[query.offset : query.offset + query.limit])
+    next_offset = query.offset + query.limit if query.offset + query.limit < count else None
+    return {"items": items, "count": count, "limit": query.limit, "offset": query.offset, "next_offset": next_offset}
+
+
+@router.get("/memories/{memory_id}", response=MemoryOut, summary="Get one memory")
+def get_memory(request: HttpRequest, memory_id: uuid.UUID) -> Memory:
+    return _memory(request, memory_id)
+
+
+@router.delete("/memories/{memory_id}", response=ChangeOut, summary="Forget a memory (soft)")
+def forget_memory(request: HttpRequest, memory_id: uuid.UUID) -> dict[str, object]:
+    memory = _memory(request, memory_id)
+    changed = services.memory_forget(memory=memory, actor=Actor.for_agent(_key(request)))
+    memory.refresh_from_db()
+    return {"changed": changed, "memory": memory}
+
+
+@router.post("/memories/{memory_id}/supersede", response=ChangeOut, summary="Mark as replaced by another memory")
+def supersede_memory(request: HttpRequest, memory_id: uuid.UUID, payload: SupersedeIn) -> dict[str, object]:
+    old = _memory(request, memory_id)
+    new = _memory_named_in_body(request, payload.by, field="by")
+    changed = services.memory_supersede(old=old, new=new, actor=Actor.for_agent(_key(request)), reason=payload.reason)
+    old.refresh_from_db()
+    return {"changed": changed, "memory": old}
+
+
+@router.post("/memories/{memory_id}/restore", response=ChangeOut, summary="Undo a supersede or forget")
+def restore_memory(request: HttpRequest, memory_id: uuid.UUID, payload: ReasonIn | None = None) -> dict[str, object]:
+    memory = _memory(request, memory_id)
+    reason = payload.reason if payload else ""
+    changed = services.memory_restore(memory=memory, actor=Actor.for_agent(_key(request)), reason=reason)
+    memory.refresh_from_db()
+    return {"changed": changed, "memory": memory}
+
+
+@router.post("/memories/{memory_id}/reinforce", response=MemoryOut, summary="Confirm a memory")
+def reinforce_memory(request: HttpRequest, memory_id: uuid.UUID, payload: ReasonIn | None = None) -> Memory:
+    memory = _memory(request, memory_id)
+    reason = payload.reason if payload else ""
+    return services.memory_reinforce(memory=memory, actor=Actor.for_agent(_key(request)), reason=reason)
+
+
+@router.get("/memories/{memory_id}/chain", response=ChainOut, summary="The supersede chain through a memory")
+def memory_chain(request: HttpRequest, memory_id: uuid.UUID) -> dict[str, object]:
+    chain = selectors.memory_chain(memory=_memory(request, memory_id))
+    return {"head": chain[-1].pk, "chain": chain}
+
+
+@router.get("/memories/{memory_id}/neighbors", response=NeighborsOut, summary="Linked memories")
+def memory_neighbors(request: HttpRequest, memory_id: uuid.UUID, query: Query[NeighborsQuery]) -> dict[str, object]:
+    memory = _memory(request, memory_id)
+    hood = selectors.memory_neighbors(memory=memory, rels=query.rel, direction=query.direction, depth=query.depth)
+    return {"memory_id": memory.pk, "neighbors": hood.neighbors, "dangling": hood.dangling}
+
+
+@router.post("/links", response={200: LinkOut, 201: LinkOut}, tags=["links"], summary="Link two memories")
+def create_link(request: HttpRequest, payload: LinkIn) -> Status[Link]:
+    src = _memory_named_in_body(request, payload.src, field="src")
+    dst = _memory_named_in_body(request, payload.dst, field="dst")
+    link, created = services.link_create(
+        src=src, dst=dst, rel=payload.rel, weight=payload.weight, actor=Actor.for_agent(_key(request))
+    )
+    return Status(201 if created else 200, link)
+
+
+@router.delete("/links/{link_id}", response={204: None}, tags=["links"], summary="Remove a link")
+def delete_link(request: HttpRequest, link_id: int) -> Status[None]:
+    link = Link.objects.filter(workspace=_key(request).workspace, pk=link_id).select_related("src").first()
+    if link is None:
+        raise NotFound("no link with this id in the workspace")
+    services.link_delete(link=link, actor=Actor.for_agent(_key(request)))
+    return Status(204, None)
+
+
+def _hit_out(hit: recall.Hit) -> dict[str, object]:
+    return {
+        "memory": hit.memory,
+        "score": round(hit.score, 6),
+        "parts": asdict(hit.parts),
+        "reliability": hit.reliability,
+        "disputed": hit.disputed,
+        "open_uncertainties": hit.open_uncertainties,
+        "contradicted_by": hit.contradicted_by,
+        "expanded": hit.expanded,
+        "via": hit.via,
+        "replaces": hit.replaces,
+    }
+
+
+@router.post("/recall", response=list[RecallHitOut], tags=["recall"], summary="Hybrid recall of current facts")
+def recall_memories(request: HttpRequest, payload: RecallIn) -> list[dict[str, object]]:
+    query = recall.RecallQuery(
+        query=payload.query,
+        k=payload.k,
+        mode=payload.mode,
+        weights=payload.weights.dict(exclude_none=True) if payload.weights else {},
+        kinds=list(payload.kind),
+        scope=payload.scope,
+        agent=payload.agent,
+        tags_any=payload.tags,
+        tags_all=payload.tags_all,
+        min_confidence=payload.min_confidence,
+        include_superseded=payload.include_superseded,
+        as_of=payload.as_of,
+        expand=recall.Expand(**{**payload.expand.dict(), "rels": tuple(payload.expand.rels)})
+        if payload.expand
+        else None,
+        diversity=payload.diversity,
+        lexical_backend=payload.lexical,
+    )
+    return [_hit_out(hit) for hit in recall.recall(workspace=_key(request).workspace, query=query)]
+
+
+@router.post("/context", response=ContextOut, tags=["recall"], summary="Passive context for the next turn")
+def assemble_context(request: HttpRequest, payload: ContextIn) -> dict[str, object]:
+    result = context.context_assemble(
+        workspace=_key(request).workspace,
+        request=context.ContextRequest(
+            recent_messages=[context.Message(m.role, m.content) for m in payload.recent_messages],
+            tool_results=payload.tool_results,
+            budget_tokens=payload.budget_tokens,
+            facts=payload.facts,
+            episodes=payload.episodes,
+            scope=payload.scope,
+        ),
+    )
+    return {
+        "query": result.query,
+        "budget_tokens": result.budget_tokens,
+        "used_tokens": result.used_tokens,
+        "messages": [{"role": m.item.role, "content": m.item.content, "tokens": m.tokens} for m in result.messages],
+        "tool_results": [{"content": t.item, "tokens": t.tokens} for t in result.tool_results],
+        "memories": [{**_hit_out(h.item), "tokens": h.tokens} for h in result.memories],
+        "dropped": {
+            "messages": result.dropped_messages,
+            "tool_results": result.dropped_tool_results,
+            "memories": result.dropped_memories,
+        },
+    }
+
+
+@router.post("/check-action", response=CheckActionOut, tags=["recall"], summary="Is each memory safe to act on?")
+def check_action(request: HttpRequest, payload: CheckActionIn) -> dict[str, object]:
+    checks = preaction.check_action(workspace=_key(request).workspace, memory_ids=payload.memory_ids)
+    return {
+        "proceed": all(c.proceed for c in checks),
+        "results": [
+            {
+                "memory_id": c.memory.pk,
+                "proceed": c.proceed,
+                "reliability": c.memory.reliability,
+                "status": c.memory.status,
+                "confidence": c.memory.confidence,
+                "adjusted_confidence": c.adjusted_confidence,
+                "warning": c.warning,
+                "clarification": c.clarification,
+                "open_uncertainties": c.open_uncertainties,
+                "conflicting": c.conflicting,
+            }
+            for c in checks
+        ],
+    }

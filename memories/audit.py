@@ -1,0 +1,145 @@
+"""Writing the audit trail: one Event per state change, in the same transaction.
+
+Services describe what they changed as :class:`RowChange` values; the Event
+stores them as JSON so that an undo can put every touched row back.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from django.db import models
+
+from memories.models import ActorType, Event, Memory
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+    from workspaces.models import AgentKey, Workspace
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who caused a change: an agent (by key), a person, or a system job."""
+
+    type: ActorType
+    name: str
+    agent_key: AgentKey | None = None
+    user: User | None = None
+
+    @classmethod
+    def for_agent(cls, key: AgentKey) -> Actor:
+        return cls(type=ActorType.AGENT, name=key.name, agent_key=key)
+
+    @classmethod
+    def for_user(cls, user: User) -> Actor:
+        return cls(type=ActorType.USER, name=user.get_username(), user=user)
+
+    @classmethod
+    def system(cls, job: str) -> Actor:
+        return cls(type=ActorType.SYSTEM, name=job)
+
+
+def to_json_value(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return value.isoformat()
+    if isinstance(value, uuid.UUID):
+        return str(value)
+    if isinstance(value, models.Model):
+        return to_json_value(value.pk)
+    if hasattr(value, "tolist"):  # numpy arrays (embeddings) are never audited in full
+        return None
+    return value
+
+
+def snapshot(instance: models.Model, fields: list[str]) -> dict[str, Any]:
+    """The audited values of ``fields`` (foreign keys by their ``*_id``)."""
+    values: dict[str, Any] = {}
+    for name in fields:
+        field = instance._meta.get_field(name)
+        attname = getattr(field, "attname", name)
+        values[attname] = to_json_value(getattr(instance, attname))
+    return values
+
+
+@dataclass
+class RowChange:
+    instance: models.Model
+    op: str  # "create" | "update" | "delete"
+    before: dict[str, Any]
+    after: dict[str, Any]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "model": self.instance._meta.label_lower,
+            "pk": to_json_value(self.instance.pk),
+            "op": self.op,
+            "before": self.before,
+            "after": self.after,
+        }
+
+
+class Tracker:
+    """Records the before/after of the fields a service sets on a row."""
+
+    def __init__(self) -> None:
+        self.changes: list[RowChange] = []
+
+    def update(self, instance: models.Model, **values: Any) -> list[str]:
+        """Set ``values`` on ``instance``, remember the change, return the changed field names."""
+        fields = list(values)
+        before = snapshot(instance, fields)
+        for name, value in values.items():
+            setattr(instance, name, value)
+        after = snapshot(instance, fields)
+        changed = [f for f in fields if before[_attname(instance, f)] != after[_attname(instance, f)]]
+        if changed:
+            self.changes.append(
+                RowChange(
+                    instance,
+                    "update",
+                    {k: v for k, v in before.items() if k in {_attname(instance, f) for f in changed}},
+                    {k: v for k, v in after.items() if k in {_attname(instance, f) for f in changed}},
+                )
+            )
+        return changed
+
+    def created(self, instance: models.Model, fields: list[str]) -> None:
+        self.changes.append(RowChange(instance, "create", {}, snapshot(instance, fields)))
+
+    def deleted(self, instance: models.Model, fields: list[str]) -> None:
+        self.changes.append(RowChange(instance, "delete", snapshot(instance, fields), {}))
+
+
+def _attname(instance: models.Model, name: str) -> str:
+    return str(getattr(instance._meta.get_field(name), "attname", name))
+
+
+def record_event(
+    *,
+    workspace: Workspace,
+    actor: Actor,
+    verb: str,
+    memory: Memory | None = None,
+    changes: list[RowChange] | None = None,
+    reason: str = "",
+    automatic: bool = False,
+    undoes: Event | None = None,
+) -> Event:
+    """Append an Event; call inside the transaction that made the change."""
+    return Event.objects.create(
+        workspace=workspace,
+        actor_type=actor.type,
+        actor=actor.name,
+        agent_key=actor.agent_key,
+        user=actor.user,
+        verb=verb,
+        memory=memory,
+        changes=[change.as_json() for change in changes or []],
+        reason=reason,
+        automatic=automatic,
+        undoes=undoes,
+    )

@@ -1,0 +1,460 @@
+"""Recall: find the facts that answer a query, preferring what is currently true.
+
+Two candidate pools — nearest neighbours on the HNSW index and a full-text
+match — are merged, scored, de-duplicated and expanded along links:
+
+    score = (α·cosine + β·lexical + γ·recency + δ·importance + ε·confidence)
+            × max(floor, reliability factor)
+
+``recency = exp(−λ·age_days)`` with the same λ as the decay job. Age is
+counted from ``valid_from`` (when the fact became true) back from the newest
+candidate in the pool, not from the wall clock: recency only has to order the
+candidates, and two facts a year apart that are both a decade old would
+otherwise both score zero. So the newer of two near-identical facts wins.
+
+The reliability factor (reliable 1.0, uncertain 0.6, contradicted 0.4,
+superseded 0.2) has a floor of 0.3 so an important disputed fact still
+surfaces — carrying its flag and the other side of the dispute.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import re
+import uuid
+from collections import Counter
+from dataclasses import dataclass, field, fields, replace
+from typing import Any, Literal
+
+import numpy as np
+from django.conf import settings
+from django.contrib.postgres.search import SearchQuery, SearchRank
+from django.db import connection, transaction
+from django.db.models import F, Q, QuerySet
+from django.db.models.functions import Now
+from pgvector.django import CosineDistance
+
+from memories.models import LIVE_STATUSES, Link, Memory, Reliability
+from memoryhub.errors import InvalidInput
+from workspaces.models import Workspace
+
+RELIABILITY_FACTOR = {
+    Reliability.RELIABLE: 1.0,
+    Reliability.UNCERTAIN: 0.6,
+    Reliability.CONTRADICTED: 0.4,
+    Reliability.SUPERSEDED: 0.2,
+}
+RELIABILITY_FLOOR = 0.3
+# Two results at least this similar say the same thing: keep the most confident.
+DUPLICATE_COSINE = 0.8
+TOKEN = re.compile(r"\w+", re.UNICODE)
+
+Mode = Literal["semantic", "hybrid"]
+LexicalBackend = Literal["local_bm25", "postgres"]
+
+
+@dataclass(frozen=True)
+class Weights:
+    cosine: float = 0.50
+    lexical: float = 0.20
+    recency: float = 0.15
+    importance: float = 0.05
+    confidence: float = 0.10
+
+    def __post_init__(self) -> None:
+        values = [getattr(self, f.name) for f in fields(self)]
+        if any(v < 0 for v in values):
+            raise InvalidInput("weights must not be negative", field="weights")
+        if sum(values) == 0:
+            raise InvalidInput("at least one weight must be above zero", field="weights")
+
+    @classmethod
+    def for_workspace(cls, workspace: Workspace, overrides: dict[str, float] | None = None) -> Weights:
+        """Defaults, then the workspace's ``config["recall_weights"]``, then the call's."""
+        merged: dict[str, float] = {}
+        merged.update(workspace.config.get("recall_weights", {}))
+        merged.update({k: v for k, v in (overrides or {}).items() if v is not None})
+        known = {f.name for f in fields(cls)}
+        return replace(cls(), **{k: float(v) for k, v in merged.items() if k in known})
+
+
+@dataclass(frozen=True)
+class Expand:
+    rels: tuple[str, ...] = ("refines", "example_of")
+    depth: int = 1
+    cap: int = 5
+    score: float = 0.7
+
+
+@dataclass
+class RecallQuery:
+    query: str
+    k: int = 10
+    mode: Mode = "hybrid"
+    weights: dict[str, float] = field(default_factory=dict)
+    kinds: list[str] = field(default_factory=list)
+    scope: str | None = None
+    tags_any: list[str] = field(default_factory=list)
+    tags_all: list[str] = field(default_factory=list)
+    agent: str | None = None
+    min_confidence: float = 0.3
+    include_superseded: bool = False
+    as_of: dt.datetime | None = None
+    expand: Expand | None = None
+    diversity: bool = True
+    lexical_backend: LexicalBackend = "local_bm25"
+    touch: bool = True
+
+
+@dataclass
+class ScoreParts:
+    cosine: float = 0.0
+    lexical: float = 0.0
+    recency: float = 0.0
+    importance: float = 0.0
+    confidence: float = 0.0
+    reliability_factor: float = 1.0
+
+
+@dataclass
+class Hit:
+    memory: Memory
+    score: float
+    parts: ScoreParts
+    reliability: str
+    open_uncertainties: list[uuid.UUID] = field(default_factory=list)
+    contradicted_by: list[Memory] = field(default_factory=list)
+    expanded: bool = False
+    via: uuid.UUID | None = None
+    replaces: uuid.UUID | None = None
+
+    @property
+    def disputed(self) -> bool:
+        return bool(self.open_uncertainties) or self.reliability in (Reliability.CONTRADICTED, Reliability.UNCERTAIN)
+
+
+def recall(*, workspace: Workspace, query: RecallQuery, query_vector: np.ndarray[Any, Any] | None = None) -> list[Hit]:
+    """Rank the workspace's facts for ``query``; see the module docstring."""
+    weights = Weights.for_workspace(workspace, query.weights)
+    if query.mode == "semantic":
+        weights = Weights(cosine=1.0, lexical=0.0, recency=0.0, importance=0.0, confidence=0.0)
+    if query_vector is None:
+        from memories.embeddings import embed_text
+
+        query_vector = embed_text(query.query)
+    pool_size = max(40, query.k * 4)
+
+    base = _filtered(workspace, query)
+    with transaction.atomic():
+        _tune_vector_search(pool_size)
+        candidates = _vector_candidates(base, query_vector, pool_size)
+        if weights.lexical > 0:
+            for memory in _lexical_candidates(base, query.query, pool_size):
+                candidates.setdefault(memory.pk, memory)
+    replaced: dict[uuid.UUID, uuid.UUID] = {}
+    if not query.include_superseded and query.as_of is None:
+        candidates, replaced = _replace_by_chain_heads(candidates, query)
+    if not candidates:
+        return []
+
+    pool = list(candidates.values())
+    lexical = _lexical_scores(query, pool)
+    newest = max(m.valid_from for m in pool)
+    hits = [_score(m, query_vector, lexical.get(m.pk, 0.0), weights, newest, query) for m in pool]
+    for hit in hits:
+        hit.replaces = replaced.get(hit.memory.pk)
+    # Ties: more important first, then newer.
+    hits.sort(key=lambda h: (-h.score, -h.memory.importance, -h.memory.recorded_at.timestamp()))
+    results = _diverse(hits, query.k) if query.diversity else hits[: query.k]
+    if query.expand:
+        results += _expansions(results, query.expand)
+    _annotate_disputes(results)
+    if query.touch:
+        _touch([h.memory.pk for h in results])
+    return results
+
+
+def _filtered(workspace: Workspace, query: RecallQuery) -> QuerySet[Memory]:
+    qs = Memory.objects.filter(workspace=workspace).defer("search_vector")
+    if query.as_of is None:
+        qs = qs.filter(status__in=LIVE_STATUSES)
+    else:
+        # What the hub believed then (hub time) about what was true then (world time).
+        at = query.as_of
+        qs = qs.filter(recorded_at__lte=at, valid_from__lte=at)
+        qs = qs.filter(Q(expired_at__isnull=True) | Q(expired_at__gt=at))
+        qs = qs.filter(Q(valid_to__isnull=True) | Q(valid_to__gt=at))
+        qs = qs.exclude(status="merged")
+    if query.kinds:
+        qs = qs.filter(kind__in=query.kinds)
+    if query.scope is not None:
+        qs = qs.filter(scope=query.scope)
+    if query.agent is not None:
+        qs = qs.filter(agent=query.agent)
+    if query.tags_any:
+        qs = qs.filter(tags__overlap=query.tags_any)
+    if query.tags_all:
+        qs = qs.filter(tags__contains=query.tags_all)
+    if query.min_confidence > 0:
+        qs = qs.filter(confidence__gte=query.min_confidence)
+    return qs
+
+
+def _tune_vector_search(pool_size: int) -> None:
+    # Iterative scans keep filtered HNSW searches from coming back short (pgvector ≥ 0.8).
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(100, pool_size)])
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+
+
+def _vector_candidates(base: QuerySet[Memory], vector: np.ndarray[Any, Any], pool_size: int) -> dict[uuid.UUID, Memory]:
+    qs = (
+        base.filter(embedding__isnull=False)
+        .annotate(distance=CosineDistance("embedding", vector))
+        .order_by("distance")[:pool_size]
+    )
+    return {m.pk: m for m in qs}
+
+
+def _lexical_candidates(base: QuerySet[Memory], text: str, pool_size: int) -> list[Memory]:
+    terms = _tokens(text)
+    if not terms:
+        return []
+    # OR of the query's words: a fact sharing one rare identifier is a candidate.
+    tsquery = SearchQuery(" | ".join(sorted(set(terms))), search_type="raw", config="english")
+    qs = (
+        base.filter(search_vector=tsquery)
+        .annotate(rank=SearchRank(F("search_vector"), tsquery, cover_density=True, normalization=32))
+        .order_by("-rank")[:pool_size]
+    )
+    return list(qs)
+
+
+def _tokens(text: str) -> list[str]:
+    return [t.lower() for t in TOKEN.findall(text)]
+
+
+def _replace_by_chain_heads(
+    candidates: dict[uuid.UUID, Memory], query: RecallQuery
+) -> tuple[dict[uuid.UUID, Memory], dict[uuid.UUID, uuid.UUID]]:
+    """Swap each superseded hit for the live head of its supersede chain."""
+    result = {pk: m for pk, m in candidates.items() if m.superseded_by_id is None}
+    pending = {m.pk: m.superseded_by_id for m in candidates.values() if m.superseded_by_id is not None}
+    replaced: dict[uuid.UUID, uuid.UUID] = {}
+    seen: set[uuid.UUID] = set(candidates)
+    for _ in range(50):  # chains are short; the bound guards against corrupt cycles
+        if not pending:
+            break
+        successors = {m.pk: m for m in Memory.objects.filter(pk__in=set(pending.values())).defer("search_vector")}
+        next_pending: dict[uuid.UUID, uuid.UUID] = {}
+        for origin, successor_id in pending.items():
+            successor = successors.get(successor_id) if successor_id else None
+            if successor is None:
+                continue
+            if successor.superseded_by_id is not None and successor.pk not in seen:
+                seen.add(successor.pk)
+                next_pending[origin] = successor.superseded_by_id
+                continue
+            if _passes(successor, query):
+                result.setdefault(successor.pk, successor)
+                replaced.setdefault(successor.pk, origin)
+        pending = next_pending
+    return result, replaced
+
+
+def _passes(memory: Memory, query: RecallQuery) -> bool:
+    return (
+        memory.status in LIVE_STATUSES
+        and memory.superseded_by_id is None
+        and memory.confidence >= query.min_confidence
+        and (not query.kinds or memory.kind in query.kinds)
+        and (query.scope is None or memory.scope == query.scope)
+        and (query.agent is None or memory.agent == query.agent)
+        and (not query.tags_any or bool(set(query.tags_any) & set(memory.tags)))
+        and (not query.tags_all or set(query.tags_all) <= set(memory.tags))
+    )
+
+
+def _lexical_scores(query: RecallQuery, pool: list[Memory]) -> dict[uuid.UUID, float]:
+    if query.lexical_backend == "postgres":
+        ranks = dict(
+            Memory.objects.filter(pk__in=[m.pk for m in pool])
+            .annotate(
+                rank=SearchRank(
+                    F("search_vector"),
+                    SearchQuery(" | ".join(sorted(set(_tokens(query.query)))) or "''", search_type="raw"),
+                    cover_density=True,
+                    normalization=32,
+                )
+            )
+            .values_list("pk", "rank")
+        )
+        top = max(ranks.values(), default=0.0) or 1.0
+        return {pk: float(rank) / top for pk, rank in ranks.items()}
+    return local_bm25(_tokens(query.query), {m.pk: _tokens(m.text) for m in pool})
+
+
+def local_bm25(
+    query_terms: list[str], documents: dict[uuid.UUID, list[str]], *, k1: float = 1.2, b: float = 0.75
+) -> dict[uuid.UUID, float]:
+    """BM25 with IDF computed over the candidate pool, normalised so the best is 1.0."""
+    if not documents or not query_terms:
+        return {}
+    n = len(documents)
+    avg_len = sum(len(d) for d in documents.values()) / n or 1.0
+    document_frequency: Counter[str] = Counter()
+    for terms in documents.values():
+        document_frequency.update(set(terms))
+    scores: dict[uuid.UUID, float] = {}
+    for pk, terms in documents.items():
+        counts = Counter(terms)
+        score = 0.0
+        for term in set(query_terms):
+            tf = counts.get(term, 0)
+            if not tf:
+                continue
+            df = document_frequency[term]
+            idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+            score += idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(terms) / avg_len))
+        scores[pk] = score
+    top = max(scores.values())
+    return {pk: (s / top if top > 0 else 0.0) for pk, s in scores.items()}
+
+
+def reliability_factor(memory: Memory, as_of: dt.datetime | None = None) -> float:
+    reliability = Reliability(memory.reliability)
+    # Looking back, a fact superseded later was still the belief at the time.
+    if (
+        as_of is not None
+        and reliability == Reliability.SUPERSEDED
+        and (memory.superseded_at is None or memory.superseded_at > as_of)
+    ):
+        reliability = Reliability.RELIABLE
+    return max(RELIABILITY_FLOOR, RELIABILITY_FACTOR[reliability])
+
+
+def recency(memory: Memory, reference: dt.datetime) -> float:
+    age_days = max(0.0, (reference - memory.valid_from).total_seconds() / 86400)
+    return math.exp(-settings.MEMORYHUB_DECAY_LAMBDA * age_days)
+
+
+def _score(
+    memory: Memory,
+    vector: np.ndarray[Any, Any],
+    lexical: float,
+    weights: Weights,
+    reference: dt.datetime,
+    q: RecallQuery,
+) -> Hit:
+    cosine = float(np.dot(vector, memory.embedding)) if memory.embedding is not None else 0.0
+    parts = ScoreParts(
+        cosine=cosine,
+        lexical=lexical,
+        recency=recency(memory, reference),
+        importance=memory.importance,
+        confidence=memory.confidence,
+        reliability_factor=reliability_factor(memory, q.as_of),
+    )
+    linear = (
+        weights.cosine * parts.cosine
+        + weights.lexical * parts.lexical
+        + weights.recency * parts.recency
+        + weights.importance * parts.importance
+        + weights.confidence * parts.confidence
+    )
+    return Hit(memory=memory, score=linear * parts.reliability_factor, parts=parts, reliability=memory.reliability)
+
+
+def _diverse(hits: list[Hit], k: int) -> list[Hit]:
+    """Collapse near-duplicates (cosine ≥ 0.8) to their most confident member, keeping k results."""
+    chosen: list[Hit] = []
+    for hit in hits:
+        twin = next((c for c in chosen if _similar(c.memory, hit.memory)), None)
+        if twin is None:
+            if len(chosen) < k:
+                chosen.append(hit)
+            continue
+        if hit.memory.confidence > twin.memory.confidence:
+            chosen[chosen.index(twin)] = hit
+    return chosen
+
+
+def _similar(a: Memory, b: Memory) -> bool:
+    if a.embedding is None or b.embedding is None:
+        return False
+    return float(np.dot(a.embedding, b.embedding)) >= DUPLICATE_COSINE
+
+
+def _expansions(results: list[Hit], spec: Expand) -> list[Hit]:
+    """Follow ``spec.rels`` outward from the results and append unseen live neighbours."""
+    seen = {h.memory.pk for h in results}
+    frontier = list(seen)
+    added: list[Hit] = []
+    for _ in range(spec.depth):
+        if not frontier or len(added) >= spec.cap:
+            break
+        links = Link.objects.filter(src_id__in=frontier, rel__in=spec.rels).order_by("created_at", "id")
+        targets = {
+            m.pk: m
+            for m in Memory.objects.filter(pk__in=[link.dst_id for link in links], status__in=LIVE_STATUSES).defer(
+                "search_vector"
+            )
+        }
+        frontier = []
+        for link in links:
+            target = targets.get(link.dst_id)
+            if target is None or target.pk in seen or len(added) >= spec.cap:
+                continue
+            seen.add(target.pk)
+            frontier.append(target.pk)
+            added.append(
+                Hit(
+                    memory=target,
+                    score=spec.score,
+                    parts=ScoreParts(reliability_factor=reliability_factor(target)),
+                    reliability=target.reliability,
+                    expanded=True,
+                    via=link.src_id,
+                )
+            )
+    return added
+
+
+def _annotate_disputes(hits: list[Hit]) -> None:
+    """Attach open uncertainties and, for contradictions, the memories on the other side."""
+    from conflicts.models import Uncertainty, UncertaintyState, UncertaintyType
+
+    by_id = {h.memory.pk: h for h in hits}
+    if not by_id:
+        return
+    open_states = [UncertaintyState.OPEN, UncertaintyState.SURFACED]
+    records = Uncertainty.objects.filter(
+        Q(memory_a_id__in=by_id) | Q(memory_b_id__in=by_id), state__in=open_states
+    ).select_related("memory_a", "memory_b")
+    for record in records:
+        for side, other in ((record.memory_a, record.memory_b), (record.memory_b, record.memory_a)):
+            if side is None or side.pk not in by_id:
+                continue
+            hit = by_id[side.pk]
+            hit.open_uncertainties.append(record.pk)
+            if record.uncertainty_type == UncertaintyType.CONTRADICTION and other is not None:
+                hit.contradicted_by.append(other)
+    contradicted = [h for h in hits if h.reliability == Reliability.CONTRADICTED]
+    if contradicted:
+        ids = [h.memory.pk for h in contradicted]
+        for link in (
+            Link.objects.filter(rel="contradicts")
+            .filter(Q(src_id__in=ids) | Q(dst_id__in=ids))
+            .select_related("src", "dst")
+        ):
+            for side, other in ((link.src, link.dst), (link.dst, link.src)):
+                flagged = by_id.get(side.pk)
+                if flagged is not None and all(m.pk != other.pk for m in flagged.contradicted_by):
+                    flagged.contradicted_by.append(other)
+
+
+def _touch(ids: list[uuid.UUID]) -> None:
+    # Access counters never feed the score, so a repeated query keeps its order.
+    if ids:
+        Memory.objects.filter(pk__in=ids).update(access_count=F("access_count") + 1, last_accessed_at=Now())

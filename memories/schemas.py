@@ -1,0 +1,405 @@
+from __future__ import annotations
+
+import datetime as dt
+import re
+import uuid
+from typing import Any, Literal, get_args
+
+from django.conf import settings
+from ninja import Field, Schema
+from pydantic import field_validator
+
+from memories.models import CUSTOM_REL_PREFIX, Kind, Rel, Reliability, Source, Status
+
+KindName = Literal["fact", "trait", "episode", "concept", "procedure"]
+SourceName = Literal["explicit", "inferred", "researched"]
+OnConflict = Literal["ignore", "warn", "supersede", "raise"]
+REL_PATTERN = re.compile(rf"^(?:{'|'.join(Rel.values)}|{re.escape(CUSTOM_REL_PREFIX)}[a-z][a-z0-9_-]{{0,40}})$")
+assert {k.value for k in Kind} == set(get_args(KindName))  # noqa: S101 - keeps the two lists in step
+assert {s.value for s in Source} == set(get_args(SourceName))  # noqa: S101
+
+
+def _aware(value: dt.datetime | None) -> dt.datetime | None:
+    # A timestamp without a zone is taken as UTC rather than rejected.
+    if value is not None and value.tzinfo is None:
+        return value.replace(tzinfo=dt.UTC)
+    return value
+
+
+def validate_rel(value: str) -> str:
+    if not REL_PATTERN.match(value):
+        known = ", ".join(Rel.values)
+        raise ValueError(f"unknown relation {value!r}: use one of {known}, or a custom '{CUSTOM_REL_PREFIX}name'")
+    return value
+
+
+class MemoryIn(Schema):
+    text: str = Field(description="The fact, in one or a few sentences.")
+    kind: KindName = "fact"
+    key: str = Field("", max_length=200, description="Trait or slot name, e.g. home_city")
+    scope: str = Field("", max_length=200)
+    tags: list[str] = Field(default_factory=list, max_length=32)
+    source: SourceName = "explicit"
+    agent: str = Field("", max_length=200, description="Defaults to the agent key's name")
+    importance: float = Field(0.5, ge=0, le=1)
+    confidence: float | None = Field(None, ge=0, le=1, description="Defaults by source")
+    polarity: Literal[-1, 0, 1] = 0
+    valid_from: dt.datetime | None = Field(None, description="When the fact became true; default now")
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    on_conflict: OnConflict = Field(
+        "ignore",
+        description="ignore: store now, detect in the background. warn / supersede / raise: run the offline "
+        "detection tiers synchronously (600 ms time box) and report, replace, or refuse on a clash.",
+    )
+
+    @field_validator("text")
+    @classmethod
+    def text_not_blank(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("text must not be empty")
+        limit = settings.MEMORYHUB_MAX_TEXT_CHARS
+        if len(value) > limit:
+            raise ValueError(f"text is {len(value)} characters; the limit is {limit}")
+        return value
+
+    @field_validator("tags")
+    @classmethod
+    def tags_clean(cls, value: list[str]) -> list[str]:
+        cleaned: list[str] = []
+        for tag in value:
+            tag = tag.strip().lower()
+            if not tag or len(tag) > 64:
+                raise ValueError("each tag must be 1 to 64 characters")
+            if tag not in cleaned:
+                cleaned.append(tag)
+        return cleaned
+
+    @field_validator("key", "scope", "agent")
+    @classmethod
+    def strip(cls, value: str) -> str:
+        return value.strip()
+
+    @field_validator("valid_from")
+    @classmethod
+    def valid_from_aware(cls, value: dt.datetime | None) -> dt.datetime | None:
+        return _aware(value)
+
+
+class MemoryOut(Schema):
+    id: uuid.UUID
+    kind: str
+    text: str
+    key: str
+    scope: str
+    tags: list[str]
+    source: str
+    agent: str
+    importance: float
+    confidence: float
+    reliability: str
+    status: str
+    polarity: int
+    annotation: str
+    metadata: dict[str, Any]
+    superseded_by: uuid.UUID | None = Field(None, alias="superseded_by_id")
+    superseded_at: dt.datetime | None
+    access_count: int
+    reinforcement_count: int
+    conflict_count: int
+    valid_from: dt.datetime
+    valid_to: dt.datetime | None
+    recorded_at: dt.datetime
+    expired_at: dt.datetime | None
+    embedded_at: dt.datetime | None
+
+
+class ConflictOut(Schema):
+    memory_id: uuid.UUID
+    text: str
+    kind: str = Field(description="temporal_change, true_contradiction or duplicate")
+    probability: float
+    tier: str
+    reason: str
+    similarity: float
+
+
+class MemoryCreateOut(Schema):
+    id: uuid.UUID
+    status: str
+    action: Literal["stored", "superseded", "merged"]
+    conflicts: list[ConflictOut]
+    checked: bool = Field(description="False when no synchronous check ran (ignore) or the time box ran out")
+    memory: MemoryOut
+
+
+class CommitRejectedOut(Schema):
+    detail: str
+    conflicts: list[ConflictOut]
+
+
+class MemoryPage(Schema):
+    items: list[MemoryOut]
+    count: int
+    limit: int
+    offset: int
+    next_offset: int | None
+
+
+class MemoryListQuery(Schema):
+    kind: KindName | None = None
+    scope: str | None = None
+    key: str | None = None
+    agent: str | None = None
+    source: SourceName | None = None
+    reliability: Literal["reliable", "uncertain", "contradicted", "superseded"] | None = None
+    status: list[Literal["pending_embed", "active", "merged", "deprecated", "decayed", "forgotten"]] = Field(
+        default_factory=list, description="Default: pending_embed and active"
+    )
+    tag: list[str] = Field(default_factory=list, description="Any of these tags")
+    tags_all: list[str] = Field(default_factory=list, description="All of these tags")
+    q: str | None = Field(None, max_length=500, description="Full-text search (works before embedding)")
+    include_superseded: bool = True
+    recorded_after: dt.datetime | None = None
+    recorded_before: dt.datetime | None = None
+    limit: int = Field(50, ge=1, le=200)
+    offset: int = Field(0, ge=0)
+
+    @field_validator("recorded_after", "recorded_before")
+    @classmethod
+    def aware(cls, value: dt.datetime | None) -> dt.datetime | None:
+        return _aware(value)
+
+    @field_validator("tag", "tags_all")
+    @classmethod
+    def tags_like_stored(cls, value: list[str]) -> list[str]:
+        # Tags are stored stripped and lower-cased (MemoryIn), so "API" must find "api".
+        return [tag.strip().lower() for tag in value if tag.strip()]
+
+
+assert {s.value for s in Status} >= {"pending_embed", "active"}  # noqa: S101
+assert {r.value for r in Reliability} == {"reliable", "uncertain", "contradicted", "superseded"}  # noqa: S101
+
+
+class SupersedeIn(Schema):
+    by: uuid.UUID = Field(description="The memory that replaces this one")
+    reason: str = Field("", max_length=2000)
+
+
+class ReasonIn(Schema):
+    reason: str = Field("", max_length=2000)
+
+
+class ChangeOut(Schema):
+    changed: bool
+    memory: MemoryOut
+
+
+class LinkIn(Schema):
+    src: uuid.UUID
+    dst: uuid.UUID
+    rel: str = "related"
+    weight: float = Field(1.0, ge=0, le=1)
+
+    @field_validator("rel")
+    @classmethod
+    def rel_known(cls, value: str) -> str:
+        return validate_rel(value)
+
+
+class LinkOut(Schema):
+    id: int
+    src: uuid.UUID = Field(alias="src_id")
+    dst: uuid.UUID = Field(alias="dst_id")
+    rel: str
+    weight: float
+    created_by: str
+    created_at: dt.datetime
+
+
+class NeighborsQuery(Schema):
+    rel: list[str] = Field(default_factory=list, description="Only these relations (repeatable)")
+    direction: Literal["out", "in", "both"] = "both"
+    depth: int = Field(1, ge=1, le=5)
+
+    @field_validator("rel")
+    @classmethod
+    def rels_known(cls, value: list[str]) -> list[str]:
+        return [validate_rel(rel) for item in value for rel in item.split(",") if rel]
+
+
+class NeighborOut(Schema):
+    memory: MemoryOut
+    rel: str
+    direction: Literal["out", "in"]
+    depth: int
+    link_id: int
+    via: uuid.UUID
+
+
+class NeighborsOut(Schema):
+    memory_id: uuid.UUID
+    neighbors: list[NeighborOut]
+    dangling: list[uuid.UUID]
+
+
+class ChainOut(Schema):
+    head: uuid.UUID
+    chain: list[MemoryOut]
+
+
+class StrictSchema(Schema):
+    # Unknown keys are refused with 422 instead of being silently ignored.
+    model_config = {"extra": "forbid"}
+
+
+class WeightsIn(StrictSchema):
+    cosine: float | None = Field(None, ge=0)
+    lexical: float | None = Field(None, ge=0)
+    recency: float | None = Field(None, ge=0)
+    importance: float | None = Field(None, ge=0)
+    confidence: float | None = Field(None, ge=0)
+
+
+class ExpandIn(StrictSchema):
+    rels: list[str] = Field(default_factory=lambda: ["refines", "example_of"], min_length=1)
+    depth: int = Field(1, ge=1, le=3)
+    cap: int = Field(5, ge=1, le=50)
+    score: float = Field(0.7, ge=0, le=1)
+
+    @field_validator("rels")
+    @classmethod
+    def rels_known(cls, value: list[str]) -> list[str]:
+        return [validate_rel(rel) for rel in value]
+
+
+class RecallIn(StrictSchema):
+    query: str = Field(max_length=2000)
+    k: int = Field(10, ge=1, le=100)
+    mode: Literal["semantic", "hybrid"] = "hybrid"
+    weights: WeightsIn | None = None
+    kind: list[KindName] = Field(default_factory=list, description="Any of these kinds")
+    scope: str | None = None
+    agent: str | None = None
+    tags: list[str] = Field(default_factory=list, description="Any of these tags")
+    tags_all: list[str] = Field(default_factory=list)
+    min_confidence: float = Field(0.3, ge=0, le=1)
+    include_superseded: bool = False
+    as_of: dt.datetime | None = Field(None, description="Answer as the hub believed then about what was true then")
+    expand: ExpandIn | None = None
+    diversity: bool = True
+    lexical: Literal["local_bm25", "postgres"] = "local_bm25"
+
+    @field_validator("query")
+    @classmethod
+    def query_not_blank(cls, value: str) -> str:
+        value = value.strip()
+        if not value:
+            raise ValueError("query must not be empty")
+        return value
+
+    @field_validator("kind", mode="before")
+    @classmethod
+    def kind_as_list(cls, value: object) -> object:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("as_of")
+    @classmethod
+    def as_of_aware(cls, value: dt.datetime | None) -> dt.datetime | None:
+        return _aware(value)
+
+
+class ScorePartsOut(Schema):
+    cosine: float
+    lexical: float
+    recency: float
+    importance: float
+    confidence: float
+    reliability_factor: float
+
+
+class MemoryRefOut(Schema):
+    id: uuid.UUID
+    text: str
+    agent: str
+    recorded_at: dt.datetime
+
+
+class RecallHitOut(Schema):
+    memory: MemoryOut
+    score: float
+    parts: ScorePartsOut
+    reliability: str
+    disputed: bool
+    open_uncertainties: list[uuid.UUID]
+    contradicted_by: list[MemoryRefOut]
+    expanded: bool
+    via: uuid.UUID | None
+    replaces: uuid.UUID | None = Field(None, description="The superseded hit this chain head stands in for")
+
+
+class MessageIn(StrictSchema):
+    role: Literal["user", "assistant", "system", "tool"] = "user"
+    content: str = Field(max_length=20_000)
+
+
+class ContextIn(StrictSchema):
+    recent_messages: list[MessageIn] = Field(max_length=100)
+    tool_results: list[str] = Field(default_factory=list, max_length=50)
+    budget_tokens: int = Field(1500, ge=0, le=200_000)
+    facts: int = Field(5, ge=0, le=20)
+    episodes: int = Field(5, ge=0, le=20)
+    scope: str | None = None
+
+
+class IncludedMessageOut(Schema):
+    role: str
+    content: str
+    tokens: int
+
+
+class IncludedTextOut(Schema):
+    content: str
+    tokens: int
+
+
+class IncludedMemoryOut(RecallHitOut):
+    tokens: int
+
+
+class DroppedOut(Schema):
+    messages: int
+    tool_results: int
+    memories: int
+
+
+class ContextOut(Schema):
+    query: str
+    budget_tokens: int
+    used_tokens: int
+    messages: list[IncludedMessageOut]
+    tool_results: list[IncludedTextOut]
+    memories: list[IncludedMemoryOut]
+    dropped: DroppedOut
+
+
+class CheckActionIn(StrictSchema):
+    memory_ids: list[uuid.UUID] = Field(min_length=1, max_length=100)
+
+
+class ActionCheckOut(Schema):
+    memory_id: uuid.UUID
+    proceed: bool
+    reliability: str
+    status: str
+    confidence: float
+    adjusted_confidence: float
+    warning: str
+    clarification: str
+    open_uncertainties: list[uuid.UUID]
+    conflicting: list[MemoryRefOut]
+
+
+class CheckActionOut(Schema):
+    proceed: bool
+    results: list[ActionCheckOut]

@@ -1,0 +1,171 @@
+"""Reads of memories and links."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Literal
+
+from django.contrib.postgres.search import SearchQuery
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from memories.models import LIVE_STATUSES, Link, Memory, Reliability, Status
+from memoryhub.errors import NotFound
+from workspaces.models import Workspace
+
+
+def memory_get(*, workspace: Workspace, memory_id: uuid.UUID | str, field: str | None = None) -> Memory:
+    """A memory of this workspace; another workspace's id is reported as missing."""
+    try:
+        return Memory.objects.get(workspace=workspace, pk=memory_id)
+    except (Memory.DoesNotExist, ValueError, TypeError):
+        raise NotFound("no memory with this id in the workspace", field=field) from None
+
+
+@dataclass
+class MemoryFilters:
+    kind: str | None = None
+    scope: str | None = None
+    key: str | None = None
+    agent: str | None = None
+    source: str | None = None
+    reliability: str | None = None
+    statuses: list[str] | None = None
+    tags_any: list[str] = field(default_factory=list)
+    tags_all: list[str] = field(default_factory=list)
+    text: str | None = None
+    include_superseded: bool = True
+    recorded_after: dt.datetime | None = None
+    recorded_before: dt.datetime | None = None
+
+
+def memory_list(*, workspace: Workspace, filters: MemoryFilters) -> QuerySet[Memory]:
+    """Memories matching ``filters``, newest first. Full-text works before embedding."""
+    qs = Memory.objects.filter(workspace=workspace).defer("embedding", "search_vector")
+    qs = qs.filter(status__in=filters.statuses or LIVE_STATUSES)
+    exact = {
+        "kind": filters.kind,
+        "scope": filters.scope,
+        "key": filters.key,
+        "agent": filters.agent,
+        "source": filters.source,
+        "reliability": filters.reliability,
+    }
+    qs = qs.filter(**{name: value for name, value in exact.items() if value is not None})
+    if filters.tags_any:
+        qs = qs.filter(tags__overlap=filters.tags_any)
+    if filters.tags_all:
+        qs = qs.filter(tags__contains=filters.tags_all)
+    if filters.text:
+        qs = qs.filter(search_vector=SearchQuery(filters.text, config="english", search_type="websearch"))
+    if not filters.include_superseded:
+        qs = qs.exclude(reliability=Reliability.SUPERSEDED)
+    if filters.recorded_after:
+        qs = qs.filter(recorded_at__gte=filters.recorded_after)
+    if filters.recorded_before:
+        qs = qs.filter(recorded_at__lt=filters.recorded_before)
+    return qs.order_by("-recorded_at", "-id")
+
+
+def memory_chain(*, memory: Memory) -> list[Memory]:
+    """The whole supersede chain through ``memory``, oldest first, head last."""
+    chain: list[Memory] = [memory]
+    seen = {memory.pk}
+    # Walk back: the predecessor is whichever memory points at the earliest one.
+    while True:
+        previous = Memory.objects.filter(superseded_by=chain[0]).exclude(pk__in=seen).order_by("superseded_at").last()
+        if previous is None:
+            break
+        chain.insert(0, previous)
+        seen.add(previous.pk)
+    while chain[-1].superseded_by_id is not None and chain[-1].superseded_by_id not in seen:
+        successor = Memory.objects.get(pk=chain[-1].superseded_by_id)
+        chain.append(successor)
+        seen.add(successor.pk)
+    return chain
+
+
+def memory_chain_head(*, memory: Memory) -> Memory:
+    return memory_chain(memory=memory)[-1] if memory.superseded_by_id else memory
+
+
+Direction = Literal["out", "in", "both"]
+
+
+@dataclass
+class Neighbor:
+    memory: Memory
+    rel: str
+    direction: Literal["out", "in"]
+    depth: int
+    link_id: int
+    via: uuid.UUID
+
+
+@dataclass
+class Neighborhood:
+    neighbors: list[Neighbor]
+    dangling: list[uuid.UUID]
+
+
+def memory_neighbors(
+    *, memory: Memory, rels: list[str] | None = None, direction: Direction = "both", depth: int = 1
+) -> Neighborhood:
+    """Breadth-first walk over links up to ``depth`` hops, each memory visited once.
+
+    Cycles are fine (the visited set stops them). Targets that are no longer
+    live (forgotten, decayed) are not walked through; they are listed as
+    ``dangling`` so an agent can tidy the link up.
+    """
+    visited = {memory.pk}
+    dangling: list[uuid.UUID] = []
+    found: list[Neighbor] = []
+    frontier: deque[tuple[uuid.UUID, int]] = deque([(memory.pk, 0)])
+    while frontier:
+        level_ids = [node for node, d in frontier]
+        level = frontier[0][1] + 1
+        frontier.clear()
+        if level > depth:
+            break
+        condition = Q()
+        if direction in ("out", "both"):
+            condition |= Q(src_id__in=level_ids)
+        if direction in ("in", "both"):
+            condition |= Q(dst_id__in=level_ids)
+        edges = Link.objects.filter(condition)
+        if rels:
+            edges = edges.filter(rel__in=rels)
+        batch: list[tuple[Link, uuid.UUID, Literal["out", "in"], uuid.UUID]] = []
+        for link in edges.order_by("created_at", "id"):
+            if direction in ("out", "both") and link.src_id in level_ids:
+                batch.append((link, link.dst_id, "out", link.src_id))
+            if direction in ("in", "both") and link.dst_id in level_ids:
+                batch.append((link, link.src_id, "in", link.dst_id))
+        targets = {
+            m.pk: m
+            for m in Memory.objects.filter(pk__in={t for _, t, _, _ in batch}).defer("embedding", "search_vector")
+        }
+        for link, target_id, edge_direction, via in batch:
+            if target_id in visited:
+                continue
+            visited.add(target_id)
+            target = targets[target_id]
+            if target.status not in LIVE_STATUSES:
+                dangling.append(target_id)
+                continue
+            found.append(Neighbor(target, link.rel, edge_direction, level, link.pk, via))
+            frontier.append((target_id, level))
+    return Neighborhood(neighbors=found, dangling=dangling)
+
+
+def memories_stale_pending_ids(*, older_than: dt.timedelta, limit: int = 10_000) -> list[uuid.UUID]:
+    """Facts still waiting for an embedding after ``older_than`` (a worker died or lagged)."""
+    cutoff = timezone.now() - older_than
+    return list(
+        Memory.objects.filter(status=Status.PENDING_EMBED, recorded_at__lt=cutoff)
+        .order_by("recorded_at")
+        .values_list("id", flat=True)[:limit]
+    )

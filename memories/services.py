@@ -1,0 +1,486 @@
+"""Every write to memories and links. Views, API handlers and tasks call these."""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import uuid
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from django.apps import apps
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from memories.audit import Actor, RowChange, Tracker, record_event, snapshot
+from memories.models import (
+    INITIAL_CONFIDENCE,
+    LIVE_STATUSES,
+    Event,
+    Kind,
+    Link,
+    Memory,
+    Reliability,
+    Source,
+    Status,
+)
+from memoryhub.errors import ConflictError, InvalidInput
+from workspaces.models import Workspace
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+logger = logging.getLogger(__name__)
+
+# Fields a memory is created with; the audit row records them.
+CREATED_FIELDS = [
+    "kind",
+    "text",
+    "key",
+    "scope",
+    "tags",
+    "source",
+    "agent",
+    "importance",
+    "confidence",
+    "reliability",
+    "status",
+    "polarity",
+    "valid_from",
+    "recorded_at",
+]
+LINK_FIELDS = ["src", "dst", "rel", "weight", "created_by"]
+
+
+@dataclass
+class MemoryInput:
+    text: str
+    kind: str = Kind.FACT
+    key: str = ""
+    scope: str = ""
+    tags: list[str] = field(default_factory=list)
+    source: str = Source.EXPLICIT
+    agent: str = ""
+    importance: float = 0.5
+    confidence: float | None = None
+    polarity: int = 0
+    valid_from: dt.datetime | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def memory_build(*, workspace: Workspace, actor: Actor, data: MemoryInput) -> Memory:
+    """The unsaved memory ``data`` describes, as ``pending_embed`` (also the synchronous check's draft)."""
+    now = timezone.now()
+    return Memory(
+        workspace=workspace,
+        kind=data.kind,
+        text=data.text,
+        key=data.key,
+        scope=data.scope,
+        tags=data.tags,
+        source=data.source,
+        agent=data.agent or actor.name,
+        agent_key=actor.agent_key,
+        importance=data.importance,
+        confidence=data.confidence if data.confidence is not None else INITIAL_CONFIDENCE[Source(data.source)],
+        polarity=data.polarity,
+        metadata=data.metadata,
+        valid_from=data.valid_from or now,
+        recorded_at=now,
+        status=Status.PENDING_EMBED,
+    )
+
+
+def memory_create(
+    *,
+    workspace: Workspace,
+    actor: Actor,
+    data: MemoryInput,
+    embedding: tuple[NDArray[np.float32], str] | None = None,
+) -> Memory:
+    """Store a fact as ``pending_embed`` and queue its embedding once committed.
+
+    The fact is findable by full-text search immediately; vector search and
+    detection pick it up when the worker has embedded it. A caller that already
+    embedded the text (a synchronous conflict check) passes ``embedding`` as
+    ``(vector, model name)``: the fact is stored active and queued for detection.
+    """
+    memory = memory_build(workspace=workspace, actor=actor, data=data)
+    now = memory.recorded_at
+    if embedding is not None:
+        memory.embedding, memory.embedding_model = embedding
+        memory.status = Status.ACTIVE
+        memory.embedded_at = now
+    tracker = Tracker()
+    with transaction.atomic():
+        memory.save(force_insert=True)
+        tracker.created(memory, CREATED_FIELDS)
+        record_event(workspace=workspace, actor=actor, verb="memory.create", memory=memory, changes=tracker.changes)
+        if embedding is None:
+            transaction.on_commit(lambda: _enqueue_embedding(memory.id))
+        else:
+            transaction.on_commit(lambda: _enqueue_detection([memory.id]))
+    return memory
+
+
+def _enqueue_embedding(memory_id: uuid.UUID) -> None:
+    from memories.tasks import embed_memory
+
+    try:
+        embed_memory.delay(str(memory_id))
+    except Exception:
+        # The fact is committed; the beat job re-queues anything left pending.
+        logger.exception("could not enqueue embedding of %s; the sweep will retry", memory_id)
+
+
+def _enqueue_detection(memory_ids: list[uuid.UUID]) -> None:
+    from conflicts.tasks import detect_conflicts
+
+    for memory_id in memory_ids:
+        try:
+            detect_conflicts.delay(str(memory_id))
+        except Exception:
+            logger.exception("could not enqueue detection of %s; the sweep will retry", memory_id)
+
+
+def memory_forget(*, memory: Memory, actor: Actor, reason: str = "") -> bool:
+    """Soft-forget: the row stays (audit, undo); recall and lists no longer show it."""
+    with transaction.atomic():
+        memory = Memory.objects.select_for_update().get(pk=memory.pk)
+        if memory.status == Status.FORGOTTEN:
+            return False
+        tracker = Tracker()
+        tracker.update(memory, status=Status.FORGOTTEN, expired_at=timezone.now())
+        memory.save(update_fields=["status", "expired_at", "updated_at"])
+        record_event(
+            workspace=memory.workspace,
+            actor=actor,
+            verb="memory.forget",
+            memory=memory,
+            changes=tracker.changes,
+            reason=reason,
+        )
+    return True
+
+
+def memory_supersede(
+    *, old: Memory, new: Memory, actor: Actor, reason: str = "", automatic: bool = False, annotation: str = ""
+) -> bool:
+    """Mark ``old`` as replaced by ``new``; returns False when it already was.
+
+    Refuses self-supersede, a target outside the workspace's live facts, an old
+    fact already superseded by another, and anything that would close a cycle.
+    """
+    with transaction.atomic():
+        tracker = Tracker()
+        changed = apply_supersede(tracker, old=old, new=new, actor=actor, annotation=annotation)
+        if changed:
+            record_event(
+                workspace=old.workspace,
+                actor=actor,
+                verb="memory.supersede",
+                memory=old,
+                changes=tracker.changes,
+                reason=reason,
+                automatic=automatic,
+            )
+    return changed
+
+
+def apply_supersede(tracker: Tracker, *, old: Memory, new: Memory, actor: Actor, annotation: str = "") -> bool:
+    """The supersede itself, recorded on ``tracker``; the caller writes the event.
+
+    Call inside a transaction. Conflict resolution uses it to put a supersede
+    and the records explaining it into one event, so one undo reverts them all.
+    """
+    if old.pk == new.pk:
+        raise InvalidInput("a memory cannot supersede itself", field="by")
+    if old.workspace_id != new.workspace_id:
+        raise InvalidInput("no memory with this id in the workspace", field="by")
+    # Lock both rows in a fixed order so two opposite supersedes cannot interleave.
+    locked = {m.pk: m for m in Memory.objects.select_for_update().filter(pk__in=[old.pk, new.pk]).order_by("pk")}
+    old, new = locked[old.pk], locked[new.pk]
+    if old.superseded_by_id == new.pk:
+        return False
+    if old.superseded_by_id is not None:
+        raise ConflictError(f"memory {old.pk} is already superseded by {old.superseded_by_id}; restore it first")
+    if new.status not in LIVE_STATUSES:
+        raise ConflictError(f"memory {new.pk} is {new.status} and cannot supersede another")
+    if old.status not in LIVE_STATUSES:
+        raise ConflictError(f"memory {old.pk} is {old.status}; restore it before superseding it")
+    # The row locks stop two opposite supersedes, not two on disjoint rows that
+    # close a longer cycle together (a→b, c→d, then b→c and d→a at once): one lock
+    # per workspace makes each cycle check see the other's write. Taken after the
+    # row locks because callers (conflict resolution) lock their rows first.
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"supersede:{old.workspace_id}"])
+    if _chain_reaches(start=new, target=old):
+        raise ConflictError(f"superseding {old.pk} by {new.pk} would create a cycle")
+
+    now = timezone.now()
+    valid_to = new.valid_from if old.valid_from < new.valid_from <= now else now
+    values: dict[str, Any] = {
+        "reliability": Reliability.SUPERSEDED,
+        "superseded_by": new,
+        "superseded_at": now,
+        "valid_to": valid_to,
+    }
+    if annotation:
+        values["annotation"] = annotation
+    changed = tracker.update(old, **values)
+    old.save(update_fields=[*changed, "updated_at"])
+    apply_link(tracker, src=new, dst=old, rel="supersedes", actor=actor)
+    return True
+
+
+def apply_link(tracker: Tracker, *, src: Memory, dst: Memory, rel: str, actor: Actor, weight: float = 1.0) -> Link:
+    link, created = Link.objects.get_or_create(
+        src=src,
+        dst=dst,
+        rel=rel,
+        defaults={"workspace_id": src.workspace_id, "weight": weight, "created_by": actor.name},
+    )
+    if created:
+        tracker.created(link, LINK_FIELDS)
+    return link
+
+
+def _chain_reaches(*, start: Memory, target: Memory) -> bool:
+    """Does following ``superseded_by`` from ``start`` arrive at ``target``?"""
+    seen: set[uuid.UUID] = set()
+    current: uuid.UUID | None = start.superseded_by_id
+    while current is not None and current not in seen:
+        if current == target.pk:
+            return True
+        seen.add(current)
+        current = Memory.objects.filter(pk=current).values_list("superseded_by_id", flat=True).first()
+    return False
+
+
+def memory_restore(*, memory: Memory, actor: Actor, reason: str = "") -> bool:
+    """Undo a supersede or a forget; returns False when there was nothing to restore."""
+    with transaction.atomic():
+        memory = Memory.objects.select_for_update().get(pk=memory.pk)
+        tracker = Tracker()
+        if memory.status == Status.FORGOTTEN:
+            status = Status.ACTIVE if memory.embedding is not None else Status.PENDING_EMBED
+            tracker.update(memory, status=status, expired_at=None)
+        if memory.superseded_by_id is not None or memory.reliability == Reliability.SUPERSEDED:
+            for link in Link.objects.filter(dst=memory, rel="supersedes", src_id=memory.superseded_by_id):
+                tracker.deleted(link, LINK_FIELDS)
+                link.delete()
+            tracker.update(
+                memory, reliability=Reliability.RELIABLE, superseded_by=None, superseded_at=None, valid_to=None
+            )
+        if not tracker.changes:
+            return False
+        memory.save()
+        record_event(
+            workspace=memory.workspace,
+            actor=actor,
+            verb="memory.restore",
+            memory=memory,
+            changes=tracker.changes,
+            reason=reason,
+        )
+        if memory.status == Status.PENDING_EMBED:
+            memory_id = memory.pk
+            transaction.on_commit(lambda: _enqueue_embedding(memory_id))
+    return True
+
+
+# Evidence grows confidence asymptotically: many weak signals never reach 1.0.
+REINFORCE_RATE = 0.05
+
+
+def memory_reinforce(*, memory: Memory, actor: Actor, reason: str = "") -> Memory:
+    """Another agent or person confirmed the fact: count it and raise confidence."""
+    with transaction.atomic():
+        memory = Memory.objects.select_for_update().get(pk=memory.pk)
+        if memory.status not in LIVE_STATUSES:
+            raise ConflictError(f"memory {memory.pk} is {memory.status}; restore it before reinforcing it")
+        tracker = Tracker()
+        apply_reinforce(tracker, memory)
+        memory.save(update_fields=["reinforcement_count", "last_reinforced_at", "confidence", "updated_at"])
+        record_event(
+            workspace=memory.workspace,
+            actor=actor,
+            verb="memory.reinforce",
+            memory=memory,
+            changes=tracker.changes,
+            reason=reason,
+        )
+    # New evidence may settle a dispute this fact was part of.
+    from conflicts.services import uncertainties_resolve_by_evidence
+
+    uncertainties_resolve_by_evidence(memory=memory, actor=actor)
+    memory.refresh_from_db()
+    return memory
+
+
+def apply_reinforce(tracker: Tracker, memory: Memory) -> None:
+    """Count one more confirmation; confidence closes 5 % of its gap to 1."""
+    tracker.update(
+        memory,
+        reinforcement_count=memory.reinforcement_count + 1,
+        last_reinforced_at=timezone.now(),
+        confidence=round(memory.confidence + REINFORCE_RATE * (1 - memory.confidence), 6),
+    )
+
+
+# Relations that mirror a memory's own state; only the matching actions may change them.
+MANAGED_RELS = {
+    "supersedes": "use POST /memories/{id}/supersede and /restore",
+    "merged_into": "merges are made by detection and undone through their event",
+}
+
+
+def link_create(*, src: Memory, dst: Memory, rel: str, actor: Actor, weight: float = 1.0) -> tuple[Link, bool]:
+    """Create a typed edge; the same ``(src, dst, rel)`` twice returns the first one."""
+    if rel in MANAGED_RELS:
+        raise InvalidInput(f"'{rel}' links are kept by the hub: {MANAGED_RELS[rel]}", field="rel")
+    if src.pk == dst.pk:
+        raise InvalidInput("a memory cannot link to itself", field="dst")
+    if src.workspace_id != dst.workspace_id:
+        raise InvalidInput("no memory with this id in the workspace", field="dst")
+    with transaction.atomic():
+        link, created = Link.objects.get_or_create(
+            src=src,
+            dst=dst,
+            rel=rel,
+            defaults={"workspace_id": src.workspace_id, "weight": weight, "created_by": actor.name},
+        )
+        if created:
+            tracker = Tracker()
+            tracker.created(link, LINK_FIELDS)
+            record_event(workspace=src.workspace, actor=actor, verb="link.create", memory=src, changes=tracker.changes)
+    return link, created
+
+
+def link_delete(*, link: Link, actor: Actor) -> None:
+    if link.rel in MANAGED_RELS:
+        raise ConflictError(f"'{link.rel}' links are kept by the hub: {MANAGED_RELS[link.rel]}")
+    with transaction.atomic():
+        tracker = Tracker()
+        tracker.deleted(link, LINK_FIELDS)
+        record_event(
+            workspace=link.workspace, actor=actor, verb="link.delete", memory=link.src, changes=tracker.changes
+        )
+        link.delete()
+
+
+def memories_embed_pending(*, first_id: uuid.UUID | None = None, limit: int | None = None) -> int:
+    """Embed up to ``limit`` pending facts (``first_id`` first) and make them active.
+
+    Rows are claimed with ``FOR UPDATE SKIP LOCKED`` so parallel workers take
+    disjoint batches, and the transaction holds the claim: a worker that dies
+    mid-batch rolls back and the facts stay ``pending_embed`` for the next run.
+    Returns how many facts were embedded.
+    """
+    from memories.embeddings import get_embedder
+
+    limit = limit or settings.MEMORYHUB_EMBED_BATCH_SIZE
+    embedder = get_embedder()
+    with transaction.atomic():
+        pending = Memory.objects.filter(status=Status.PENDING_EMBED).select_for_update(skip_locked=True)
+        batch: list[Memory] = []
+        if first_id is not None:
+            batch = list(pending.filter(pk=first_id).only("id", "text", "workspace_id"))
+        others = pending.exclude(pk=first_id) if first_id is not None else pending
+        batch += list(others.order_by("recorded_at").only("id", "text", "workspace_id")[: limit - len(batch)])
+        if not batch:
+            return 0
+        vectors = embedder.embed([m.text for m in batch])
+        now = timezone.now()
+        for memory, vector in zip(batch, vectors, strict=True):
+            memory.embedding = vector
+            memory.status = Status.ACTIVE
+            memory.embedded_at = now
+            memory.embedding_model = embedder.name
+            memory.updated_at = now
+        Memory.objects.bulk_update(batch, ["embedding", "status", "embedded_at", "embedding_model", "updated_at"])
+        _record_embedded(batch)
+        embedded_ids = [m.pk for m in batch]
+        transaction.on_commit(lambda: _enqueue_detection(embedded_ids))
+    return len(batch)
+
+
+def _record_embedded(batch: list[Memory]) -> None:
+    by_workspace: dict[int, list[Memory]] = {}
+    for memory in batch:
+        by_workspace.setdefault(memory.workspace_id, []).append(memory)
+    for workspace_id, memories in by_workspace.items():
+        changes = [
+            RowChange(memory, "update", {"status": Status.PENDING_EMBED}, {"status": Status.ACTIVE})
+            for memory in memories
+        ]
+        record_event(
+            workspace=Workspace(pk=workspace_id),
+            actor=Actor.system("embedder"),
+            verb="memory.embed",
+            changes=changes,
+            automatic=False,
+        )
+
+
+# Taking these back would delete a committed fact or un-embed it; the API has better tools.
+NOT_UNDOABLE = {
+    "memory.create": "forget the memory instead (DELETE /memories/{id})",
+    "memory.embed": "embedding is bookkeeping, not a decision",
+}
+
+
+def event_undo(*, event: Event, actor: Actor, reason: str = "") -> Event:
+    """Replay ``event`` backwards, restoring every row it touched to its prior state.
+
+    Refused (409) when the event was already undone, is itself an undo, or when
+    a touched row has changed since — undoing then would silently discard the
+    later change. The undo is recorded as a new event pointing at the original.
+    """
+    with transaction.atomic():
+        event = Event.objects.select_for_update().get(pk=event.pk)
+        if event.undoes_id is not None:
+            raise ConflictError("this event is itself an undo; undo cannot be undone")
+        if Event.objects.filter(undoes=event).exists():
+            raise ConflictError("this event was already undone")
+        if not event.changes or event.verb in NOT_UNDOABLE:
+            raise ConflictError(f"event {event.pk} ({event.verb}) cannot be undone; {NOT_UNDOABLE.get(event.verb, '')}")
+        tracker = Tracker()
+        for change in reversed(event.changes):
+            _revert(tracker, change)
+        return record_event(
+            workspace=event.workspace,
+            actor=actor,
+            verb=f"{event.verb}.undo",
+            memory=event.memory,
+            changes=tracker.changes,
+            reason=reason,
+            undoes=event,
+        )
+
+
+def _revert(tracker: Tracker, change: dict[str, Any]) -> None:
+    model = apps.get_model(change["model"])
+    op = change["op"]
+    if op == "delete":
+        instance = model(pk=change["pk"], **change["before"])
+        instance.save(force_insert=True)
+        tracker.created(instance, list(change["before"]))
+        return
+    instance = model.objects.select_for_update().filter(pk=change["pk"]).first()
+    if instance is None:
+        if op == "create":
+            return  # already gone: nothing to take back
+        raise ConflictError(f"{change['model']} {change['pk']} no longer exists; cannot undo")
+    fields = list(change["after"])
+    current = snapshot(instance, fields)
+    if current != change["after"]:
+        raise ConflictError(f"{change['model']} {change['pk']} changed after this event; undo the later change first")
+    if op == "create":
+        tracker.deleted(instance, fields)
+        instance.delete()
+        return
+    tracker.update(instance, **change["before"])
+    instance.save()

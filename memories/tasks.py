@@ -1,0 +1,35 @@
+"""Celery entry points for memories: take ids, call a service, retry on failure."""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+from celery import shared_task
+from django.conf import settings
+
+from memories import selectors, services
+from memoryhub.celery import idempotent_task
+
+
+@idempotent_task
+def embed_memory(memory_id: str) -> int:
+    """Embed this fact and whatever else is pending, in one batch.
+
+    Idempotent: a fact that is already active is skipped, so a redelivered
+    message or a duplicate enqueue costs one cheap query.
+    """
+    return services.memories_embed_pending(first_id=uuid.UUID(memory_id))
+
+
+@shared_task(acks_late=True)
+def requeue_stale_embeddings() -> int:
+    """Beat job: re-queue facts left in pending_embed (crashed worker, lost message)."""
+    stale = selectors.memories_stale_pending_ids(
+        older_than=dt.timedelta(seconds=settings.MEMORYHUB_EMBED_STALE_SECONDS)
+    )
+    batch = settings.MEMORYHUB_EMBED_BATCH_SIZE
+    # One message per batch: each task embeds its id plus the next pending ones.
+    for start in range(0, len(stale), batch):
+        embed_memory.delay(str(stale[start]))
+    return len(stale)

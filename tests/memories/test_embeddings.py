@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from memories.embeddings import DIMENSIONS, Embedder, EmbeddingError, MiniLMEmbedder, get_embedder
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    # The process-wide instance: loading the model once keeps the suite fast.
+    result = get_embedder()
+    assert isinstance(result, MiniLMEmbedder)
+    return result
+
+
+def test_it_returns_one_normalised_float32_row_per_text(embedder: Embedder) -> None:
+    vectors = embedder.embed(["The API uses REST", "Deploys happen on Tuesdays", "x"])
+
+    assert vectors.shape == (3, DIMENSIONS)
+    assert vectors.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert np.isfinite(vectors).all()
+
+
+def test_it_returns_an_empty_matrix_for_no_texts(embedder: Embedder) -> None:
+    vectors = embedder.embed([])
+
+    assert vectors.shape == (0, DIMENSIONS)
+    assert vectors.dtype == np.float32
+
+
+def test_it_puts_a_paraphrase_closer_than_an_unrelated_sentence(embedder: Embedder) -> None:
+    anchor, paraphrase, unrelated = embedder.embed(
+        [
+            "The user moved to Lisbon last spring.",
+            "Last spring the user relocated to Lisbon.",
+            "The database backups run every night at 2 am.",
+        ]
+    )
+
+    assert float(anchor @ paraphrase) > float(anchor @ unrelated) + 0.2
+
+
+def test_it_embeds_a_batch_like_one_text_at_a_time(embedder: Embedder) -> None:
+    texts = ["short", "a somewhat longer sentence about the staging database", "The rate limit is 1,000 req/s"]
+
+    batch = embedder.embed(texts)
+    single = np.vstack([embedder.embed([text]) for text in texts])
+
+    np.testing.assert_allclose(batch, single, atol=1e-5)
+
+
+def test_it_keeps_the_input_order_with_mixed_lengths(embedder: Embedder) -> None:
+    texts = [
+        "A very long sentence " + "that keeps going and going " * 20,
+        "hi",
+        "Medium length text about deployments on Tuesdays",
+        "ok",
+        "Another long one: " + "the cache layer sits in front of the database " * 8,
+    ]
+
+    batch = embedder.embed(texts)
+
+    for row, text in zip(batch, texts, strict=True):
+        np.testing.assert_allclose(row, embedder.embed([text])[0], atol=1e-5)
+
+
+def test_it_splits_large_inputs_into_batches() -> None:
+    small_batches = MiniLMEmbedder(batch_size=2)
+    texts = [f"fact number {n} about topic {n % 3}" for n in range(5)]
+
+    np.testing.assert_allclose(small_batches.embed(texts), get_embedder().embed(texts), atol=1e-5)
+
+
+def test_it_truncates_texts_beyond_the_model_limit(embedder: Embedder) -> None:
+    long_text = "word " * 2000
+
+    (vector,) = embedder.embed([long_text])
+
+    assert vector.shape == (DIMENSIONS,)
+    assert np.isfinite(vector).all()
+
+
+def test_it_refuses_an_unknown_embedder_setting(settings: Any) -> None:
+    get_embedder.cache_clear()
+    settings.MEMORYHUB_EMBEDDER = "word2vec"
+    try:
+        with pytest.raises(EmbeddingError, match="MEMORYHUB_EMBEDDER"):
+            get_embedder()
+    finally:
+        get_embedder.cache_clear()

@@ -1,0 +1,190 @@
+from __future__ import annotations
+
+import pytest
+
+from conflicts.models import Uncertainty
+from memories.audit import Actor
+from memories.models import Link, Memory
+from memories.recall import Expand, RecallQuery, recall
+from memories.services import memory_supersede
+from tests.memories.recall_helpers import day, remember
+from workspaces.models import Workspace
+
+pytestmark = pytest.mark.django_db
+
+
+def ids(hits: list) -> list:
+    return [h.memory.pk for h in hits]
+
+
+def test_it_ranks_an_exact_identifier_above_a_vague_paraphrase_in_hybrid_mode(workspace: Workspace) -> None:
+    exact = remember(workspace, "PR #441 fixed the login timeout")
+    paraphrase = remember(workspace, "A pull request repaired a problem where signing in took too long")
+    remember(workspace, "The office coffee machine is broken")
+
+    hybrid = recall(workspace=workspace, query=RecallQuery(query="PR #441"))
+
+    assert ids(hybrid)[0] == exact.pk
+    assert hybrid[0].parts.lexical == 1.0
+    assert paraphrase.pk in ids(hybrid)
+
+
+def test_it_ranks_the_newer_of_two_near_identical_facts_first(workspace: Workspace) -> None:
+    older = remember(workspace, "The public API rate limit is 1000 requests per second", valid_from=day(1))
+    newer = remember(workspace, "The public API rate limit is 1000 requests per second.", valid_from=day(6))
+
+    hits = recall(workspace=workspace, query=RecallQuery(query="API rate limit", diversity=False))
+
+    assert ids(hits)[:2] == [newer.pk, older.pk]
+    assert hits[0].parts.recency > hits[1].parts.recency
+
+
+def test_cosine_only_weights_rank_like_semantic_mode(workspace: Workspace) -> None:
+    for text in [
+        "We deploy on Fridays only after the QA sign-off",
+        "Deployments happen every weekday morning",
+        "The database is PostgreSQL 16",
+        "Our CI runs on GitHub Actions",
+        "Releases are cut from the main branch",
+    ]:
+        remember(workspace, text, importance=0.9 if "Post" in text else 0.2)
+
+    semantic = recall(workspace=workspace, query=RecallQuery(query="when do we deploy", mode="semantic"))
+    cosine_only = recall(
+        workspace=workspace,
+        query=RecallQuery(
+            query="when do we deploy",
+            weights={"cosine": 1.0, "lexical": 0.0, "recency": 0.0, "importance": 0.0, "confidence": 0.0},
+        ),
+    )
+
+    assert ids(semantic) == ids(cosine_only)
+    assert [h.score for h in semantic] == pytest.approx([h.score for h in cosine_only])
+
+
+def test_it_returns_the_head_of_a_supersede_chain_instead_of_a_superseded_hit(workspace: Workspace) -> None:
+    first = remember(workspace, "The user lives in Porto", kind="trait", key="home_city", valid_from=day(1))
+    second = remember(workspace, "The user moved to Lisbon", kind="trait", key="home_city", valid_from=day(3))
+    head = remember(workspace, "The user now lives in Madrid", kind="trait", key="home_city", valid_from=day(5))
+    actor = Actor.system("test")
+    memory_supersede(old=first, new=second, actor=actor)
+    memory_supersede(old=second, new=head, actor=actor)
+
+    hits = recall(workspace=workspace, query=RecallQuery(query="Does the user live in Porto?"))
+
+    assert ids(hits) == [head.pk]
+    assert hits[0].replaces in {first.pk, second.pk}
+
+    everything = recall(
+        workspace=workspace, query=RecallQuery(query="Does the user live in Porto?", include_superseded=True)
+    )
+    assert set(ids(everything)) == {first.pk, second.pk, head.pk}
+    superseded = next(h for h in everything if h.memory.pk == first.pk)
+    assert superseded.parts.reliability_factor == 0.3  # 0.2 lifted to the floor
+
+
+def test_as_of_answers_with_what_was_believed_then(workspace: Workspace) -> None:
+    porto = remember(workspace, "The user lives in Porto", kind="trait", valid_from=day(1))
+    lisbon = remember(workspace, "The user lives in Lisbon", kind="trait", valid_from=day(3))
+    Memory.objects.filter(pk__in=[porto.pk, lisbon.pk]).update(recorded_at=day(1))
+    memory_supersede(old=porto, new=lisbon, actor=Actor.system("test"))
+
+    then = recall(workspace=workspace, query=RecallQuery(query="where does the user live", as_of=day(2)))
+    now = recall(workspace=workspace, query=RecallQuery(query="where does the user live"))
+
+    assert ids(then) == [porto.pk]
+    assert then[0].parts.reliability_factor == 1.0
+    assert ids(now) == [lisbon.pk]
+
+
+def test_as_of_ignores_facts_recorded_later(workspace: Workspace) -> None:
+    remember(workspace, "The staging server is called atlas", valid_from=day(1))
+
+    assert recall(workspace=workspace, query=RecallQuery(query="staging server", as_of=day(1))) == []
+
+
+def test_a_contradicted_fact_still_surfaces_with_its_flag_and_the_other_side(workspace: Workspace) -> None:
+    rest = remember(workspace, "The public API is REST", importance=0.9)
+    graphql = remember(workspace, "The public API is GraphQL", importance=0.9)
+    Memory.objects.filter(pk__in=[rest.pk, graphql.pk]).update(reliability="contradicted")
+    uncertainty = Uncertainty.objects.create(
+        workspace=workspace,
+        memory_a=rest,
+        memory_a_kind="fact",
+        memory_b=graphql,
+        memory_b_kind="fact",
+        uncertainty_type="contradiction",
+        severity="high",
+        detection_context="ingestion",
+    )
+
+    hits = recall(workspace=workspace, query=RecallQuery(query="What style is the public API?"))
+
+    assert set(ids(hits)) == {rest.pk, graphql.pk}
+    for hit in hits:
+        assert hit.disputed
+        assert hit.parts.reliability_factor == 0.4
+        assert hit.open_uncertainties == [uncertainty.pk]
+        assert hit.score > 0
+    by_id = {h.memory.pk: h for h in hits}
+    assert [m.pk for m in by_id[rest.pk].contradicted_by] == [graphql.pk]
+
+
+def test_near_duplicates_collapse_to_the_most_confident_and_k_stays_k(workspace: Workspace) -> None:
+    remember(workspace, "The team uses Slack for chat", confidence=0.5)
+    confident = remember(workspace, "The team uses Slack for chat.", confidence=0.95)
+    remember(workspace, "Our team chats on Slack", confidence=0.7)
+    others = [
+        remember(workspace, text)
+        for text in ["Standups are at 9:30", "Email is for customers only", "Video calls use Zoom"]
+    ]
+
+    hits = recall(workspace=workspace, query=RecallQuery(query="which chat tool does the team use", k=4))
+
+    assert len(hits) == 4
+    slack = [h for h in hits if "Slack" in h.memory.text]
+    assert [h.memory.pk for h in slack] == [confident.pk]
+    assert {h.memory.pk for h in hits} - {confident.pk} <= {m.pk for m in others}
+
+
+def test_expansion_follows_links_and_stops_on_cycles(workspace: Workspace) -> None:
+    example = remember(workspace, "Invoice 2291 was sent without a purchase order number")
+    rule = remember(workspace, "Never send an invoice without the customer's purchase order number")
+    policy = remember(workspace, "Finance policy: billing documents need approval from the account owner")
+    Link.objects.create(workspace=workspace, src=example, dst=rule, rel="example_of")
+    Link.objects.create(workspace=workspace, src=rule, dst=policy, rel="refines")
+    Link.objects.create(workspace=workspace, src=policy, dst=example, rel="refines")  # closes a cycle
+
+    hits = recall(
+        workspace=workspace,
+        query=RecallQuery(query="invoice 2291", k=1, expand=Expand(rels=("example_of", "refines"), depth=5)),
+    )
+
+    assert ids(hits) == [example.pk, rule.pk, policy.pk]
+    assert [h.expanded for h in hits] == [False, True, True]
+    assert hits[1].via == example.pk
+    assert hits[1].score == 0.7
+
+
+def test_recall_touches_access_counters_without_changing_the_order(workspace: Workspace) -> None:
+    for text in ["Backups run nightly at 2am", "Backups are kept for 30 days", "Restores are tested monthly"]:
+        remember(workspace, text)
+
+    first = recall(workspace=workspace, query=RecallQuery(query="backups"))
+    second = recall(workspace=workspace, query=RecallQuery(query="backups"))
+
+    assert ids(first) == ids(second)
+    assert Memory.objects.get(pk=first[0].memory.pk).access_count == 2
+
+
+def test_a_pending_fact_is_found_by_its_words_before_it_is_embedded(workspace: Workspace) -> None:
+    from memories.services import MemoryInput, memory_create
+
+    pending = memory_create(
+        workspace=workspace, actor=Actor.system("test"), data=MemoryInput(text="The VPN gateway is vpn-7.acme.io")
+    )
+
+    hits = recall(workspace=workspace, query=RecallQuery(query="VPN gateway"))
+
+    assert ids(hits) == [pending.pk]
+    assert hits[0].parts.cosine == 0.0
