@@ -1,0 +1,143 @@
+"""Agent REST endpoints for uncertainties, conflict cards and the audit trail (/api/v1)."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.http import HttpRequest
+from ninja import Query, Router, Status
+
+from conflicts import narrative, selectors
+from conflicts.feedback import card_answer
+from conflicts.models import ConflictCard, DetectiveRun
+from conflicts.schemas import (
+    AnswerIn,
+    AnswerOut,
+    CardOut,
+    ConflictListQuery,
+    DetectiveRunOut,
+    EventListQuery,
+    EventOut,
+    SurfacedOut,
+    SurfaceIn,
+    UncertaintyListQuery,
+    UncertaintyOut,
+    UndoIn,
+)
+from conflicts.surfacing import uncertainties_surface
+from memories.audit import Actor
+from memories.models import Event
+from memories.services import event_undo
+from workspaces.auth import AgentKeyAuth, request_agent_key
+
+router = Router(auth=AgentKeyAuth(), tags=["conflicts"])
+
+
+_key = request_agent_key
+
+
+def _card_out(card: ConflictCard) -> dict[str, object]:
+    return {
+        "id": card.pk,
+        "kind": card.kind,
+        "question": card.question,
+        "asked_memory_id": card.asked_memory_id,
+        "facts": [fact.memory for fact in card.card_facts.all()],
+        "detector": card.detector,
+        "evidence": card.evidence,
+        "severity": card.severity,
+        "state": card.state,
+        "uncertainty_id": card.uncertainty_id,
+        "created_at": card.created_at,
+        "answered_at": card.answered_at,
+    }
+
+
+@router.get("/conflicts", response=list[CardOut], summary="Conflict cards, newest first")
+def list_conflicts(request: HttpRequest, query: Query[ConflictListQuery]) -> list[dict[str, object]]:
+    cards = selectors.cards_list(workspace=_key(request).workspace, state=query.state, kind=query.kind)
+    return [_card_out(card) for card in cards[query.offset : query.offset + query.limit]]
+
+
+@router.get("/conflicts/{card_id}", response=CardOut, summary="One conflict card")
+def get_conflict(request: HttpRequest, card_id: uuid.UUID) -> dict[str, object]:
+    return _card_out(selectors.card_get(workspace=_key(request).workspace, card_id=card_id))
+
+
+@router.post(
+    "/conflicts/{card_id}/answer",
+    response=AnswerOut,
+    summary="Answer a conflict card",
+    description=(
+        "yes: the asked fact still holds; no: it changed (superseded by `current_fact` or the newest other fact; "
+        "forgotten instead when the note starts with never/wrong/false or says 'never true'); both: not a conflict; "
+        "skip: ask later. 409 when the card was already answered."
+    ),
+)
+def answer_conflict(request: HttpRequest, card_id: uuid.UUID, payload: AnswerIn) -> dict[str, object]:
+    key = _key(request)
+    card = selectors.card_get(workspace=key.workspace, card_id=card_id)
+    result = card_answer(
+        card=card,
+        choice=payload.answer,
+        actor=Actor.for_agent(key),
+        current_memory=payload.current_fact,
+        note=payload.note,
+    )
+    fresh = selectors.card_get(workspace=key.workspace, card_id=card_id)
+    return {
+        "card": _card_out(fresh),
+        "answer": result.answer.choice,
+        "current_fact": result.answer.current_memory_id,
+        "event": result.event.pk,
+    }
+
+
+@router.get("/uncertainties", response=list[UncertaintyOut], summary="Uncertainty records")
+def list_uncertainties(request: HttpRequest, query: Query[UncertaintyListQuery]) -> list[object]:
+    records = selectors.uncertainties_list(workspace=_key(request).workspace, state=query.state, memory_id=query.memory)
+    return list(records[query.offset : query.offset + query.limit])
+
+
+@router.get("/events", response=list[EventOut], tags=["audit"], summary="The audit trail, newest first")
+def list_events(request: HttpRequest, query: Query[EventListQuery]) -> list[Event]:
+    events = selectors.events_list(
+        workspace=_key(request).workspace, automatic=query.automatic, verb=query.verb, memory_id=query.memory
+    )
+    return list(events[query.offset : query.offset + query.limit])
+
+
+@router.post("/events/{event_id}/undo", response=EventOut, tags=["audit"], summary="Undo a recorded change")
+def undo_event(request: HttpRequest, event_id: int, payload: UndoIn | None = None) -> Event:
+    key = _key(request)
+    event = selectors.event_get(workspace=key.workspace, event_id=event_id)
+    return event_undo(event=event, actor=Actor.for_agent(key), reason=payload.reason if payload else "")
+
+
+@router.post("/detective/run", response={202: DetectiveRunOut}, tags=["detective"], summary="Run the detective now")
+def run_detective(request: HttpRequest) -> Status[DetectiveRun]:
+    """Queue a narrative pass over the workspace's history; the answer comes back at once."""
+    return Status(202, narrative.detective_request(workspace=_key(request).workspace))
+
+
+@router.get("/detective/runs", response=list[DetectiveRunOut], tags=["detective"], summary="Recent detective runs")
+def list_detective_runs(request: HttpRequest) -> list[DetectiveRun]:
+    return list(DetectiveRun.objects.filter(workspace=_key(request).workspace).order_by("-created_at")[:50])
+
+
+@router.post("/uncertainties/surface", response=list[SurfacedOut], summary="Disputes worth raising for a topic")
+def surface_uncertainties(request: HttpRequest, payload: SurfaceIn) -> list[dict[str, object]]:
+    """Open uncertainties relevant to the topic, each counted as surfaced (anti-nag after 3)."""
+    key = _key(request)
+    surfaced = uncertainties_surface(
+        workspace=key.workspace, topic=payload.topic, actor=Actor.for_agent(key), limit=payload.limit
+    )
+    return [
+        {
+            "uncertainty": s.uncertainty,
+            "relevance": round(s.relevance, 4),
+            "question": s.question,
+            "facts": [m for m in (s.uncertainty.memory_a, s.uncertainty.memory_b) if m is not None],
+        }
+        for s in surfaced
+    ]

@@ -1,0 +1,1 @@
+"""Conflict detection: deterministic rules, the trained classifier, and the pipeline that runs them."""

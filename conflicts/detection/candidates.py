@@ -1,0 +1,76 @@
+"""Which existing facts a new or changed fact should be compared with.
+
+Bounded fan-out, never a scan of the workspace: the nearest neighbours on the
+HNSW index, facts with the same ``key`` (a trait slot such as ``home_city``),
+and — from a wider neighbour pool at a lower similarity — facts sharing the
+new fact's scope or a tag.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from django.db import connection, transaction
+from django.db.models import Q
+from pgvector.django import CosineDistance
+
+from memories.models import LIVE_STATUSES, Memory
+
+NEIGHBOURS = 10
+NEIGHBOUR_MIN_COSINE = 0.45
+WIDE_POOL = 30
+SCOPE_OR_TAG_MIN_COSINE = 0.3
+SAME_KEY_LIMIT = 5
+MAX_CANDIDATES = 12
+
+
+@dataclass
+class Candidate:
+    memory: Memory
+    similarity: float
+    why: str  # "neighbour" | "same_key" | "scope_or_tag"
+
+
+def candidates_for(memory: Memory) -> list[Candidate]:
+    """At most ``MAX_CANDIDATES`` live, unsuperseded facts of the same workspace, most similar first."""
+    base = (
+        Memory.objects.filter(workspace_id=memory.workspace_id, status__in=LIVE_STATUSES, superseded_by__isnull=True)
+        .exclude(pk=memory.pk)
+        .defer("search_vector")
+    )
+    found: dict[object, Candidate] = {}
+    if memory.embedding is not None:
+        vector = np.asarray(memory.embedding, dtype=np.float32)
+        with transaction.atomic():
+            with connection.cursor() as cursor:
+                cursor.execute("SET LOCAL hnsw.ef_search = 64")
+                cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            pool = list(
+                base.filter(embedding__isnull=False)
+                .annotate(distance=CosineDistance("embedding", vector))
+                .order_by("distance")[:WIDE_POOL]
+            )
+        for rank, near in enumerate(pool):
+            similarity = 1.0 - float(near.distance)
+            if rank < NEIGHBOURS and similarity >= NEIGHBOUR_MIN_COSINE:
+                found[near.pk] = Candidate(near, similarity, "neighbour")
+            elif similarity >= SCOPE_OR_TAG_MIN_COSINE and _shares_scope_or_tag(memory, near):
+                found[near.pk] = Candidate(near, similarity, "scope_or_tag")
+    if memory.key:
+        same_key = base.filter(key=memory.key).filter(Q(kind=memory.kind)).order_by("-valid_from")[:SAME_KEY_LIMIT]
+        for other in same_key:
+            if other.pk not in found:
+                found[other.pk] = Candidate(other, _cosine(memory, other), "same_key")
+    ranked = sorted(found.values(), key=lambda c: (c.why != "same_key", -c.similarity))
+    return ranked[:MAX_CANDIDATES]
+
+
+def _shares_scope_or_tag(a: Memory, b: Memory) -> bool:
+    return bool(a.scope and a.scope == b.scope) or bool(set(a.tags) & set(b.tags))
+
+
+def _cosine(a: Memory, b: Memory) -> float:
+    if a.embedding is None or b.embedding is None:
+        return 0.0
+    return float(np.dot(np.asarray(a.embedding), np.asarray(b.embedding)))

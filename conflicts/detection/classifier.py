@@ -1,0 +1,176 @@
+"""Tier 1: the trained pair classifier (numpy inference over shipped weights).
+
+Input: two texts (``a`` older or unordered, ``b`` newer or unordered), optional
+times when each became true, optional precomputed embeddings. Output: one of
+``temporal_change | true_contradiction | duplicate | compatible`` with
+temperature-calibrated probabilities, which side is current for a temporal
+change, and the tier-0 rule reasons as evidence.
+
+The weights (``weights/detector.npz``, metadata in ``detector.json``) are made
+by ``python manage.py train_detector`` and loaded once per process, lazily.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+
+from conflicts.detection import rules
+from conflicts.detection.dataset import LABELS
+from conflicts.detection.features import build_matrix
+from conflicts.detection.training import RELATION_OF_LABEL, Model, apply_rules, load_model
+from conflicts.detection.verdict import Relation, Verdict
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from memories.models import Memory
+
+WEIGHTS_PATH = Path(__file__).parent / "weights" / "detector.npz"
+TIER = "classifier"
+When = str | date | datetime | None
+
+
+@dataclass(frozen=True)
+class PairInput:
+    a_text: str
+    b_text: str
+    a_time: When = None
+    b_time: When = None
+    a_embedding: NDArray[np.float32] | None = None
+    b_embedding: NDArray[np.float32] | None = None
+
+
+@dataclass(frozen=True)
+class Prediction:
+    relation: Relation
+    probability: float
+    probabilities: dict[str, float]  # by relation value; sums to 1
+    current: Literal["a", "b"] | None  # the side that holds now, for a temporal change
+    signals: rules.RuleSignals
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        return self.signals.reasons
+
+    def verdict(self) -> Verdict:
+        return Verdict(
+            relation=self.relation,
+            probability=self.probability,
+            tier=TIER,
+            current=self.current,
+            same_subject=self.signals.same_subject or self.relation != Relation.COMPATIBLE,
+            reasons=self.reasons,
+            probabilities=dict(self.probabilities),
+        )
+
+
+@dataclass(frozen=True)
+class LoadedDetector:
+    model: Model
+    metadata: dict[str, Any]
+    embeddings: bool
+    hashed: bool
+
+
+@lru_cache(maxsize=4)
+def load_detector(path: Path = WEIGHTS_PATH) -> LoadedDetector:
+    """The shipped model, read once per process."""
+    metadata = json.loads(path.with_suffix(".json").read_text(encoding="utf-8"))
+    config = metadata.get("config", {})
+    return LoadedDetector(
+        model=load_model(path),
+        metadata=metadata,
+        embeddings=bool(config.get("embeddings", True)),
+        hashed=bool(config.get("hashed", True)),
+    )
+
+
+def embeddings_for(pairs: Sequence[PairInput]) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+    """Given embeddings where supplied; the rest embedded in one batch (each distinct text once)."""
+    missing: dict[str, int] = {}
+    for p in pairs:
+        for text, given in ((p.a_text, p.a_embedding), (p.b_text, p.b_embedding)):
+            if given is None and text not in missing:
+                missing[text] = len(missing)
+    vectors: NDArray[np.float32] = np.zeros((0, 384), dtype=np.float32)
+    if missing:
+        from memories.embeddings import embed_texts
+
+        vectors = embed_texts(list(missing))
+    ua = np.stack([p.a_embedding if p.a_embedding is not None else vectors[missing[p.a_text]] for p in pairs])
+    ub = np.stack([p.b_embedding if p.b_embedding is not None else vectors[missing[p.b_text]] for p in pairs])
+    return ua.astype(np.float32), ub.astype(np.float32)
+
+
+def classify_pairs(pairs: Sequence[PairInput], *, weights: Path = WEIGHTS_PATH) -> list[Prediction]:
+    """Classify a batch of pairs (batching makes embedding much cheaper per pair)."""
+    if not pairs:
+        return []
+    detector = load_detector(weights)
+    signals = [rules.analyse(p.a_text, p.b_text, p.a_time, p.b_time) for p in pairs]
+    ua, ub = embeddings_for(pairs)
+    x = build_matrix(
+        [p.a_text for p in pairs],
+        [p.b_text for p in pairs],
+        signals,
+        ua,
+        ub,
+        embeddings=detector.embeddings,
+        hashed=detector.hashed,
+    )
+    probs = apply_rules(detector.model.probabilities(x), signals).astype(np.float64)
+    probs /= probs.sum(axis=1, keepdims=True)
+    out = []
+    for row, s in zip(probs, signals, strict=True):
+        best = int(np.argmax(row))
+        relation = RELATION_OF_LABEL[LABELS[best]]
+        current: Literal["a", "b"] | None = None
+        if relation == Relation.TEMPORAL_CHANGE:
+            # Times decide; without them the wording ("now", "used to"); failing both, b is the later statement.
+            current = s.newer or "b"
+        out.append(
+            Prediction(
+                relation=relation,
+                probability=float(row[best]),
+                probabilities={RELATION_OF_LABEL[label].value: float(p) for label, p in zip(LABELS, row, strict=True)},
+                current=current,
+                signals=s,
+            )
+        )
+    return out
+
+
+def classify(a_text: str, b_text: str, a_time: When = None, b_time: When = None) -> Prediction:
+    """One pair; prefer :func:`classify_pairs` for many."""
+    return classify_pairs([PairInput(a_text, b_text, a_time, b_time)])[0]
+
+
+def _embedding_of(memory: Memory) -> NDArray[np.float32] | None:
+    if memory.embedding is None:
+        return None
+    return np.asarray(memory.embedding, dtype=np.float32)
+
+
+def classify_memory_pairs(pairs: list[tuple[Memory, Memory]]) -> list[Verdict]:
+    """The pipeline's entry point: ``(older, newer)`` memories → one verdict each.
+
+    World times are passed only when they differ by at least a day: a fact's
+    ``valid_from`` defaults to its commit time, and two facts committed minutes
+    apart say nothing about a change in the world.
+    """
+    inputs = []
+    for older, newer in pairs:
+        a_time: When = older.valid_from
+        b_time: When = newer.valid_from
+        if older.valid_from and newer.valid_from and abs((newer.valid_from - older.valid_from).days) < 1:
+            a_time = b_time = None
+        inputs.append(PairInput(older.text, newer.text, a_time, b_time, _embedding_of(older), _embedding_of(newer)))
+    return [p.verdict() for p in classify_pairs(inputs)]

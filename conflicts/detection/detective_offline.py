@@ -1,0 +1,257 @@
+"""The narrative detective without an LLM: the same three flags from timelines.
+
+1. **Subjects.** Facts are linked when their embeddings are close (or they fill
+   the same ``key``); each fact is compared with its few most similar earlier
+   facts — bounded work, never all pairs.
+2. **Pairs.** The offline classifier (tier 0 rules + tier 1 model) says how the
+   older fact relates to the newer one; the rules say whether the newer one
+   announces a change ("moved to", "switched", "no longer").
+3. **Timelines.** Along time, per subject:
+   - *reversal*: A, then an announced change to B, then C saying A again with
+     no announced change back;
+   - *ambiguity* / *contradiction*: two facts at odds that are both still
+     current — neither announces a change, neither was later retired — the
+     latter when they are about the person the hub serves;
+   - *stale*: an old fact that newer facts, months later, disagree with
+     without ever retiring it.
+4. **Do not flag** (the seed's list): an announced change (the latest fact
+   settles it), refinements in the same working session (minutes apart, same
+   scope), facts the classifier finds compatible or only similar in wording
+   (different subjects sharing words), and anything a later fact settles.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from conflicts.detection.rules import RuleSignals, analyse
+from conflicts.detection.verdict import Relation, Verdict
+from conflicts.forgetting import StoryFact
+from conflicts.narrative import Flag
+
+StoryPairClassifier = Callable[[list[tuple[StoryFact, StoryFact]]], list[Verdict]]
+
+# Pairs worth classifying: this similar (less within one scope), at most this many
+# earlier partners per fact.
+LINK_COSINE = 0.45
+SAME_SCOPE_LINK_COSINE = 0.25
+PARTNERS_PER_FACT = 6
+# Below this the classifier is not sure enough to raise a card on its own.
+FLAG_PROBABILITY = 0.6
+SAME_SESSION = dt.timedelta(hours=2)
+STALE_GAP = dt.timedelta(days=90)
+PERSONAL = re.compile(r"\b(user|user's|i|i'm|my|me|mine)\b", re.IGNORECASE)
+# Words with which a fact announces that it replaces what came before.
+ANNOUNCED = re.compile(
+    r"\b(moved|moving|switched|switching|migrated|migrating|replaced|replacing|changed|changing|dropped|lifted|"
+    r"upgraded|downgraded|deprecated|retired|reverted|rolled back|no longer|not any more|anymore|instead|"
+    r"from now on|starting|as of|effective|was lifted|is lifted|now)\b",
+    re.IGNORECASE,
+)
+DETECTOR = "narrative:offline"
+
+
+@dataclass
+class PairView:
+    older: int
+    newer: int
+    similarity: float
+    verdict: Verdict
+    signals: RuleSignals
+
+    @property
+    def at_odds(self) -> bool:
+        """The newer fact disagrees with the older one (a change or a contradiction)."""
+        return (
+            self.verdict.relation in (Relation.TEMPORAL_CHANGE, Relation.TRUE_CONTRADICTION)
+            and self.verdict.probability >= FLAG_PROBABILITY
+            and self.verdict.same_subject
+        )
+
+    @property
+    def agrees(self) -> bool:
+        return self.verdict.relation == Relation.DUPLICATE or (
+            self.verdict.relation == Relation.COMPATIBLE and self.similarity >= 0.6
+        )
+
+    announced_by_text: bool = False
+
+    @property
+    def announced(self) -> bool:
+        """The newer fact says itself that something changed."""
+        return self.announced_by_text or bool(self.signals.change_markers_b or self.signals.past_markers_a)
+
+
+def detect(facts: list[StoryFact], *, classify: StoryPairClassifier | None = None) -> list[Flag]:
+    """Flags for a story given oldest first; each fact set at most once."""
+    if len(facts) < 2:
+        return []
+    classify = classify or _default_classifier()
+    pairs = _pairs(facts, classify)
+    by_key = {(p.older, p.newer): p for p in pairs}
+    flags: list[Flag] = []
+    used: set[frozenset[int]] = set()
+
+    def add(kind: str, members: list[int], question: str, reason: str) -> None:
+        key = frozenset(members)
+        if len(key) < 2 or any(len(key & other) >= 2 for other in used):
+            return
+        used.add(key)
+        ordered = sorted(key)
+        flags.append(
+            Flag(
+                kind=kind,
+                fact_ids=[facts[i].id for i in ordered],
+                question=question,
+                detector=DETECTOR,
+                evidence={"reason": reason, "facts": [facts[i].text for i in ordered]},
+                asked=facts[ordered[-1]].id,
+            )
+        )
+
+    _reversals(facts, pairs, by_key, add)
+    _disputes(facts, pairs, by_key, add)
+    return flags
+
+
+def _pairs(facts: list[StoryFact], classify: StoryPairClassifier) -> list[PairView]:
+    vectors = _vectors(facts)
+    similarity = vectors @ vectors.T
+    chosen: list[tuple[int, int]] = []
+    for newer in range(1, len(facts)):
+        partners = [older for older in range(newer) if _linked(facts[older], facts[newer], similarity[older, newer])]
+        partners.sort(key=lambda older: -similarity[older, newer])
+        chosen += [(older, newer) for older in partners[:PARTNERS_PER_FACT]]
+    if not chosen:
+        return []
+    verdicts = classify([(facts[a], facts[b]) for a, b in chosen])
+    return [
+        PairView(
+            a,
+            b,
+            float(similarity[a, b]),
+            verdict,
+            analyse(facts[a].text, facts[b].text, facts[a].at, facts[b].at),
+            announced_by_text=bool(ANNOUNCED.search(facts[b].text)),
+        )
+        for (a, b), verdict in zip(chosen, verdicts, strict=True)
+    ]
+
+
+def _linked(older: StoryFact, newer: StoryFact, similarity: float) -> bool:
+    if older.key and older.key == newer.key:
+        return True
+    threshold = SAME_SCOPE_LINK_COSINE if older.scope and older.scope == newer.scope else LINK_COSINE
+    return similarity >= threshold
+
+
+def _vectors(facts: list[StoryFact]) -> np.ndarray:
+    missing = [i for i, f in enumerate(facts) if f.vector is None]
+    if missing:
+        from memories.embeddings import embed_texts
+
+        fresh = embed_texts([facts[i].text for i in missing])
+        filled = dict(zip(missing, fresh, strict=True))
+    else:
+        filled = {}
+    return np.vstack([np.asarray(filled.get(i, f.vector), dtype=np.float32) for i, f in enumerate(facts)])
+
+
+def _same_session(a: StoryFact, b: StoryFact) -> bool:
+    return abs(b.at - a.at) <= SAME_SESSION and a.scope == b.scope
+
+
+def _reversals(
+    facts: list[StoryFact],
+    pairs: list[PairView],
+    by_key: dict[tuple[int, int], PairView],
+    add: Callable[[str, list[int], str, str], None],
+) -> None:
+    """A → (announced change) B → C that says A again, with no announced change back."""
+    for change in pairs:
+        if not (change.at_odds and change.announced) or _same_session(facts[change.older], facts[change.newer]):
+            continue
+        first, second = change.older, change.newer
+        for later in range(second + 1, len(facts)):
+            back = by_key.get((second, later))
+            again = by_key.get((first, later))
+            if back is None or again is None or not back.at_odds or back.announced or not again.agrees:
+                continue
+            add(
+                "reversal",
+                [first, second, later],
+                f'Is it still true that "{_short(facts[later].text)}"?',
+                f"changed away from this, then back without saying so (p={back.verdict.probability:.2f})",
+            )
+
+
+def _disputes(
+    facts: list[StoryFact],
+    pairs: list[PairView],
+    by_key: dict[tuple[int, int], PairView],
+    add: Callable[[str, list[int], str, str], None],
+) -> None:
+    retired = {p.older for p in pairs if p.at_odds and p.announced}
+    for pair in pairs:
+        older, newer = facts[pair.older], facts[pair.newer]
+        if not pair.at_odds or pair.announced or _same_session(older, newer):
+            continue
+        if pair.older in retired or _settled_later(pair, pairs):
+            continue
+        personal = bool(PERSONAL.search(older.text) and PERSONAL.search(newer.text))
+        if personal:
+            add(
+                "contradiction",
+                [pair.older, pair.newer],
+                f'Is it true that "{_short(newer.text)}"?',
+                f"both current, at odds ({pair.verdict.relation}, p={pair.verdict.probability:.2f})",
+            )
+        elif newer.at - older.at >= STALE_GAP:
+            followers = [
+                p.newer
+                for p in pairs
+                if p.older == pair.older and p.at_odds and not p.announced and p.newer > pair.older
+            ]
+            add(
+                "stale",
+                [pair.older, *followers],
+                f'Is it still true that "{_short(older.text)}"?',
+                "newer facts disagree with it, and nothing retired it",
+            )
+        else:
+            add(
+                "ambiguity",
+                [pair.older, pair.newer],
+                f'Is it "{_short(newer.text)}" that holds now (rather than "{_short(older.text)}")?',
+                f"two current facts at odds ({pair.verdict.relation}, p={pair.verdict.probability:.2f})",
+            )
+
+
+def _settled_later(pair: PairView, pairs: list[PairView]) -> bool:
+    """A later fact announces a change on the same subject: the latest fact settles the question."""
+    return any(p.older == pair.newer and p.at_odds and p.announced for p in pairs)
+
+
+def _short(text: str, limit: int = 120) -> str:
+    text = " ".join(text.split()).rstrip(".")
+    return text if len(text) <= limit else text[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def _default_classifier() -> StoryPairClassifier:
+    return classify_story_pairs
+
+
+def classify_story_pairs(pairs: list[tuple[StoryFact, StoryFact]]) -> list[Verdict]:
+    """The shipped classifier on story facts (their stored embeddings reused)."""
+    from conflicts.detection.classifier import PairInput, classify_pairs
+
+    def vector(fact: StoryFact) -> np.ndarray | None:
+        return None if fact.vector is None else np.asarray(fact.vector, dtype=np.float32)
+
+    inputs = [PairInput(a.text, b.text, a.at, b.at, vector(a), vector(b)) for a, b in pairs]
+    return [prediction.verdict() for prediction in classify_pairs(inputs)]

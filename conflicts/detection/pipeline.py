@@ -1,0 +1,94 @@
+"""The tiered detection pipeline for one new or changed fact.
+
+candidates (bounded) → tier 0 rules + tier 1 classifier (offline, always) →
+tier 2 LLM where tier 1 is unsure and an LLM is configured → resolution.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from conflicts.detection.candidates import Candidate, candidates_for
+from conflicts.detection.verdict import Relation, Verdict
+from conflicts.models import DetectionContext
+from conflicts.services import Resolution, conflict_resolve, pair_order
+from memories.audit import Actor
+from memories.models import Memory
+
+PairClassifier = Callable[[list[tuple[Memory, Memory]]], list[Verdict]]
+
+
+@dataclass
+class Finding:
+    older: Memory
+    newer: Memory
+    candidate: Candidate
+    verdict: Verdict
+
+    @property
+    def other(self) -> Memory:
+        return self.candidate.memory
+
+
+def offline_classifier() -> PairClassifier:
+    """Tier 0 + tier 1: the shipped classifier, with the rules as features and overrides."""
+    from conflicts.detection.classifier import classify_memory_pairs
+
+    return classify_memory_pairs
+
+
+def detect(
+    memory: Memory,
+    *,
+    classify: PairClassifier | None = None,
+    deadline: float | None = None,
+    use_llm: bool = True,
+) -> list[Finding]:
+    """Compare ``memory`` with its candidates; return the pairs that are not simply compatible.
+
+    ``deadline`` (a ``time.monotonic()`` value) makes the work time-boxed:
+    candidates are classified in one batch, and the LLM tier is skipped if the
+    box is spent.
+    """
+    candidates = candidates_for(memory)
+    if not candidates:
+        return []
+    classify = classify or offline_classifier()
+    pairs = [pair_order(c.memory, memory) for c in candidates]
+    verdicts = classify(pairs)
+    if use_llm and (deadline is None or time.monotonic() < deadline):
+        verdicts = _escalate(pairs, verdicts)
+    return [
+        Finding(older, newer, candidate, verdict)
+        for (older, newer), candidate, verdict in zip(pairs, candidates, verdicts, strict=True)
+        if verdict.relation != Relation.COMPATIBLE
+    ]
+
+
+def _escalate(pairs: list[tuple[Memory, Memory]], verdicts: list[Verdict]) -> list[Verdict]:
+    from memoryhub.llm import llm_enabled
+
+    if not llm_enabled():
+        return verdicts
+    from conflicts.detection.llm import escalate_unsure
+
+    return escalate_unsure(pairs, verdicts)
+
+
+def detect_and_resolve(
+    memory: Memory,
+    *,
+    context: DetectionContext = DetectionContext.INGESTION,
+    classify: PairClassifier | None = None,
+    actor: Actor | None = None,
+) -> list[tuple[Finding, Resolution]]:
+    actor = actor or Actor.system("detector")
+    results = []
+    for finding in detect(memory, classify=classify):
+        resolution = conflict_resolve(
+            older=finding.older, newer=finding.newer, verdict=finding.verdict, context=context, actor=actor
+        )
+        results.append((finding, resolution))
+    return results

@@ -1,0 +1,580 @@
+"""Tier 0: deterministic rules about a pair of texts.
+
+Cheap, explainable signals — numbers, versions and dates that differ, a negation
+or polarity flip, temporal-change markers, and whether the two texts are about
+the same subject at all. Each signal that fires adds a human-readable reason;
+the reasons become evidence on conflict cards. The classifier (tier 1) also
+uses :meth:`RuleSignals.features` as inputs, so the rules never decide alone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from typing import Literal
+
+Side = Literal["a", "b"]
+
+_WORD = re.compile(r"[a-z0-9]+(?:[.'’][a-z0-9]+)*")
+
+STOPWORDS = frozenset(
+    """
+    a an the and or but if then so of to in on at by for with from into onto over under about as is are
+    was were be been being am do does did doing have has had having i me my mine we us our ours you your
+    yours he him his she her hers it its they them their theirs this that these those there here what
+    which who whom whose when where why how all any both each few more most other some such only own
+    same than too very can will just should would could may might must shall also still yet up down out
+    off again once s t d ll m o re ve y lol oh well yes yeah ok okay really like get got go going one
+    thing things lot much many
+    """.split()  # noqa: SIM905 - a word list reads better as text
+)
+
+NEGATORS = frozenset(
+    """
+    not no never none nobody nothing nowhere neither nor without cannot can't don't doesn't didn't isn't
+    aren't wasn't weren't won't wouldn't shouldn't couldn't haven't hasn't hadn't mustn't ain't dont
+    doesnt didnt isnt arent wasnt werent wont wouldnt cant havent hasnt n't
+    """.split()  # noqa: SIM905 - a word list reads better as text
+)
+
+# Words whose presence on one side and its partner on the other usually means
+# the two texts give opposite values to the same attribute.
+_OPPOSITES = [
+    ("love", "hate"),
+    ("like", "dislike"),
+    ("likes", "dislikes"),
+    ("loves", "hates"),
+    ("enjoy", "hate"),
+    ("always", "never"),
+    ("enabled", "disabled"),
+    ("enable", "disable"),
+    ("allowed", "forbidden"),
+    ("allow", "forbid"),
+    ("allowed", "banned"),
+    ("true", "false"),
+    ("on", "off"),
+    ("open", "closed"),
+    ("public", "private"),
+    ("male", "female"),
+    ("man", "woman"),
+    ("men", "women"),
+    ("boy", "girl"),
+    ("husband", "wife"),
+    ("married", "single"),
+    ("married", "divorced"),
+    ("alive", "dead"),
+    ("young", "old"),
+    ("older", "younger"),
+    ("big", "small"),
+    ("large", "small"),
+    ("tall", "short"),
+    ("fast", "slow"),
+    ("hot", "cold"),
+    ("up", "down"),
+    ("in", "out"),
+    ("inside", "outside"),
+    ("indoors", "outdoors"),
+    ("day", "night"),
+    ("early", "late"),
+    ("first", "last"),
+    ("win", "lose"),
+    ("won", "lost"),
+    ("accept", "reject"),
+    ("accepted", "rejected"),
+    ("approved", "rejected"),
+    ("pass", "fail"),
+    ("passed", "failed"),
+    ("success", "failure"),
+    ("increase", "decrease"),
+    ("increased", "decreased"),
+    ("rise", "fall"),
+    ("rose", "fell"),
+    ("more", "less"),
+    ("most", "least"),
+    ("all", "none"),
+    ("everyone", "nobody"),
+    ("everything", "nothing"),
+    ("sync", "async"),
+    ("synchronous", "asynchronous"),
+    ("required", "optional"),
+    ("mandatory", "optional"),
+    ("include", "exclude"),
+    ("included", "excluded"),
+    ("start", "stop"),
+    ("started", "stopped"),
+    ("sitting", "standing"),
+    ("sits", "stands"),
+    ("empty", "full"),
+    ("asleep", "awake"),
+    ("vegetarian", "meat"),
+    ("vegan", "meat"),
+    ("introvert", "extrovert"),
+    ("morning", "evening"),
+    ("remote", "office"),
+    ("employed", "unemployed"),
+    ("student", "graduated"),
+    ("yes", "no"),
+    ("agree", "disagree"),
+    ("happy", "sad"),
+    ("rich", "poor"),
+    ("cheap", "expensive"),
+    ("light", "dark"),
+    ("wet", "dry"),
+    ("black", "white"),
+    ("before", "after"),
+    ("above", "below"),
+    ("buy", "sell"),
+    ("bought", "sold"),
+    ("arrive", "leave"),
+    ("push", "pull"),
+    ("add", "remove"),
+    ("added", "removed"),
+    ("deprecated", "recommended"),
+    ("allowlist", "blocklist"),
+    ("read", "write"),
+]
+OPPOSITE_OF: dict[str, frozenset[str]] = {}
+for _x, _y in _OPPOSITES:
+    OPPOSITE_OF[_x] = OPPOSITE_OF.get(_x, frozenset()) | {_y}
+    OPPOSITE_OF[_y] = OPPOSITE_OF.get(_y, frozenset()) | {_x}
+
+# Phrases that say a value changed over time (the newer statement usually carries them).
+CHANGE_MARKERS = (
+    "moved to",
+    "moved from",
+    "relocated",
+    "switched",
+    "switch to",
+    "no longer",
+    "not anymore",
+    "anymore",
+    "any more",
+    "now",
+    "nowadays",
+    "these days",
+    "currently",
+    "at the moment",
+    "since",
+    "as of",
+    "starting",
+    "from now on",
+    "changed",
+    "changed to",
+    "replaced",
+    "replaces",
+    "migrated",
+    "upgraded",
+    "downgraded",
+    "bumped",
+    "raised",
+    "lowered",
+    "increased",
+    "decreased",
+    "reduced",
+    "new",
+    "newly",
+    "recently",
+    "just",
+    "became",
+    "become",
+    "has become",
+    "instead",
+    "took over",
+    "handed over",
+    "transferred",
+    "renamed",
+    "updated",
+    "latest",
+    "effective",
+    "going forward",
+    "from then on",
+    "later",
+    "quit",
+    "retired",
+    "left",
+    "joined",
+)
+# Phrases that mark a statement as describing the past (so the other side is newer).
+PAST_MARKERS = (
+    "used to",
+    "formerly",
+    "previously",
+    "was once",
+    "back then",
+    "in the past",
+    "originally",
+    "old",
+    "until",
+)
+
+_CHANGE_RE = re.compile(r"\b(" + "|".join(re.escape(m) for m in sorted(CHANGE_MARKERS, key=len, reverse=True)) + r")\b")
+_PAST_RE = re.compile(r"\b(" + "|".join(re.escape(m) for m in sorted(PAST_MARKERS, key=len, reverse=True)) + r")\b")
+
+_MONTHS = """
+    january february march april may june july august september october november december jan feb mar
+    apr jun jul aug sep sept oct nov dec
+    """.split()  # noqa: SIM905 - a word list reads better as text
+_DATE_RE = re.compile(
+    r"\b(\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4}|(?:"
+    + "|".join(_MONTHS)
+    + r")\.?\s+\d{1,2}(?:st|nd|rd|th)?(?:,?\s+\d{4})?|\d{1,2}(?:st|nd|rd|th)?\s+(?:"
+    + "|".join(_MONTHS)
+    + r")(?:\s+\d{4})?|(?:"
+    + "|".join(_MONTHS[:12])
+    + r")\s+\d{4}|(?:19|20)\d{2})\b"
+)
+_VERSION_RE = re.compile(r"\b(?:v|version\s+|release\s+)?(\d+\.\d+(?:\.\d+)*(?:[a-z]+\d*)?)\b")
+_NUMBER_RE = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)\s*(%|[a-z]{1,7}\b)?")
+_WORD_NUMBERS = {
+    w: i
+    for i, w in enumerate(
+        """
+    zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen
+    sixteen seventeen eighteen nineteen twenty
+    """.split()  # noqa: SIM905 - a word list reads better as text
+    )
+}
+_WORD_NUMBERS.update({"thirty": 30, "forty": 40, "fifty": 50, "hundred": 100, "thousand": 1000, "dozen": 12})
+UNITS = frozenset(
+    """
+    % percent ms s sec secs second seconds min mins minute minutes h hr hrs hour hours day days week
+    weeks month months year years yr yrs kb mb gb tb pb k m bn b x usd eur gbp dollars euros cents km mi
+    miles meters m2 kg lb lbs g rps rpm qps requests req users seats cores gib mib vcpu vcpus replicas
+    workers threads pods nodes items times tokens
+    """.split()  # noqa: SIM905 - a word list reads better as text
+)
+
+
+def tokens(text: str) -> list[str]:
+    """Lower-cased word tokens; "don't" stays one token, as do versions such as 3.11."""
+    return _WORD.findall(text.lower().replace("’", "'"))
+
+
+def content_words(words: list[str]) -> set[str]:
+    return {w for w in words if w not in STOPWORDS and w not in NEGATORS and not w.isdigit() and len(w) > 1}
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def negation_count(words: list[str]) -> int:
+    return sum(1 for w in words if w in NEGATORS or w.endswith("n't"))
+
+
+def _numbers(text: str) -> list[tuple[str, str]]:
+    """(value, unit) pairs; dates and versions are taken out first so they are not counted twice."""
+    stripped = _VERSION_RE.sub(" ", _DATE_RE.sub(" ", text.lower()))
+    found = []
+    for value, unit in _NUMBER_RE.findall(stripped):
+        unit = unit if unit in UNITS else ""
+        found.append((value.replace(",", ""), unit))
+    for word in tokens(stripped):
+        if word in _WORD_NUMBERS:
+            found.append((str(_WORD_NUMBERS[word]), ""))
+    return found
+
+
+def _parse_time(value: str | date | datetime | None) -> date | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    try:
+        return date.fromisoformat(str(value)[:10])
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class RuleSignals:
+    """What the rules found about a pair (``a`` older or unordered, ``b`` newer or unordered)."""
+
+    overlap: float  # Jaccard of content words (stemmed)
+    shared_words: tuple[str, ...]
+    same_subject: bool
+    frame_overlap: float  # shared leading + trailing words over the shorter text: "X is A" vs "X is B"
+    negations_a: int
+    negations_b: int
+    negation_flip: bool
+    opposite_words: tuple[tuple[str, str], ...]
+    numbers_a: tuple[str, ...]
+    numbers_b: tuple[str, ...]
+    number_mismatch: bool
+    versions_a: tuple[str, ...]
+    versions_b: tuple[str, ...]
+    version_mismatch: bool
+    dates_a: tuple[str, ...]
+    dates_b: tuple[str, ...]
+    date_mismatch: bool
+    change_markers_a: tuple[str, ...]
+    change_markers_b: tuple[str, ...]
+    past_markers_a: tuple[str, ...]
+    past_markers_b: tuple[str, ...]
+    has_times: bool
+    days_apart: int | None  # b_time − a_time in days, when both are known
+    newer: Side | None  # which side holds now, from times first, then from wording
+    length_ratio: float
+    words_a: int
+    words_b: int
+    only_a: int  # content words only in a
+    only_b: int
+    terminal_a: bool  # ends with sentence punctuation
+    terminal_b: bool
+    reasons: tuple[str, ...] = field(default=())
+
+    @property
+    def value_swap(self) -> bool:
+        """Same subject, and each side has a few words of its own: "X is A" vs "X is B"."""
+        return self.same_subject and 0 < self.only_a <= 3 and 0 < self.only_b <= 3
+
+    @property
+    def value_differs(self) -> bool:
+        return self.number_mismatch or self.version_mismatch or self.date_mismatch
+
+    @property
+    def temporal_cue(self) -> bool:
+        return bool(self.change_markers_a or self.change_markers_b or self.past_markers_a or self.past_markers_b)
+
+    def features(self) -> list[float]:
+        """Numeric inputs for the classifier, in the order of :data:`FEATURE_NAMES`."""
+        days = float(self.days_apart) if self.days_apart is not None else 0.0
+        only_one_negated = (self.negations_a > 0) != (self.negations_b > 0)
+        return [
+            self.overlap,
+            float(self.same_subject),
+            self.frame_overlap,
+            float(self.negations_a > 0),
+            float(self.negations_b > 0),
+            float(self.negation_flip),
+            float(only_one_negated) * self.overlap,
+            float(len(self.opposite_words) > 0),
+            float(len(self.opposite_words) > 0) * self.overlap,
+            float(bool(self.numbers_a) and bool(self.numbers_b)),
+            float(self.number_mismatch),
+            float(bool(self.versions_a) or bool(self.versions_b)),
+            float(self.version_mismatch),
+            float(bool(self.dates_a) or bool(self.dates_b)),
+            float(self.date_mismatch),
+            float(len(self.change_markers_a) > 0),
+            float(len(self.change_markers_b) > 0),
+            float(len(self.past_markers_a) > 0),
+            float(len(self.past_markers_b) > 0),
+            float(self.has_times),
+            float(self.has_times) * self.frame_overlap,
+            float(self.has_times and self.value_differs),
+            min(abs(days), 3650.0) / 3650.0,
+            self.length_ratio,
+            min(self.words_a, 80) / 80.0,
+            min(self.words_b, 80) / 80.0,
+            float(self.value_differs),
+            float(self.value_swap),
+            float(self.has_times and self.value_swap),
+            float(self.has_times and bool(self.change_markers_b)),
+            float(self.has_times and self.same_subject),
+            float(self.has_times and (self.negation_flip or bool(self.opposite_words))),
+            min(self.only_a, 20) / 20.0,
+            min(self.only_b, 20) / 20.0,
+            float(self.terminal_a),
+            float(self.terminal_b),
+        ]
+
+
+FEATURE_NAMES = (
+    "overlap",
+    "same_subject",
+    "frame_overlap",
+    "negated_a",
+    "negated_b",
+    "negation_flip",
+    "one_negated_x_overlap",
+    "opposites",
+    "opposites_x_overlap",
+    "numbers_both",
+    "number_mismatch",
+    "versions_any",
+    "version_mismatch",
+    "dates_any",
+    "date_mismatch",
+    "change_marker_a",
+    "change_marker_b",
+    "past_marker_a",
+    "past_marker_b",
+    "has_times",
+    "has_times_x_frame",
+    "has_times_x_value_differs",
+    "days_apart",
+    "length_ratio",
+    "words_a",
+    "words_b",
+    "value_differs",
+    "value_swap",
+    "has_times_x_value_swap",
+    "has_times_x_change_marker_b",
+    "has_times_x_same_subject",
+    "has_times_x_polarity",
+    "only_a_words",
+    "only_b_words",
+    "terminal_punctuation_a",
+    "terminal_punctuation_b",
+)
+
+
+def _subject_head(words: list[str]) -> str | None:
+    """The first content word: in short factual statements, the grammatical subject ("Maria", "billing")."""
+    for w in words[:4]:
+        if w not in STOPWORDS and w not in NEGATORS and not w.isdigit() and len(w) > 2:
+            return _stem(w)
+    return None
+
+
+def _frame_overlap(wa: list[str], wb: list[str]) -> float:
+    shorter = min(len(wa), len(wb))
+    if shorter == 0:
+        return 0.0
+    prefix = 0
+    while prefix < shorter and wa[prefix] == wb[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < shorter - prefix and wa[-1 - suffix] == wb[-1 - suffix]:
+        suffix += 1
+    return (prefix + suffix) / shorter
+
+
+def _differ(xs: list[str], ys: list[str]) -> bool:
+    return bool(xs) and bool(ys) and set(xs) != set(ys)
+
+
+def analyse(
+    a_text: str,
+    b_text: str,
+    a_time: str | date | datetime | None = None,
+    b_time: str | date | datetime | None = None,
+) -> RuleSignals:
+    """Run every rule on one pair. ``a_time``/``b_time``: when each statement became true, if known."""
+    wa, wb = tokens(a_text), tokens(b_text)
+    surface = {_stem(w): w for w in (*reversed(wb), *reversed(wa))}  # a stem's first spelling, for reasons
+    ca = {_stem(w) for w in content_words(wa)}
+    cb = {_stem(w) for w in content_words(wb)}
+    shared = ca & cb
+    head_a, head_b = _subject_head(wa), _subject_head(wb)
+    union = ca | cb
+    overlap = len(shared) / len(union) if union else 0.0
+    smaller = min(len(ca), len(cb))
+    frame = _frame_overlap(wa, wb)
+    # Same subject: most of the shorter text's content words recur, or the two
+    # share a frame ("the rate limit is …"). Two words in common are not enough
+    # for long texts that merely share vocabulary.
+    same_subject = bool(shared) and (
+        (smaller > 0 and len(shared) / smaller >= 0.5)
+        or frame >= 0.5
+        or (len(shared) >= 2 and overlap >= 0.25)
+        or (head_a is not None and head_a == head_b)
+    )
+
+    neg_a, neg_b = negation_count(wa), negation_count(wb)
+    negation_flip = same_subject and (neg_a % 2) != (neg_b % 2)
+
+    set_a, set_b = set(wa), set(wb)
+    opposites = tuple(
+        sorted(
+            (x, y)
+            for x in set_a - set_b
+            for y in OPPOSITE_OF.get(x, frozenset())
+            if y in set_b and y not in set_a and len(x) > 2 and len(y) > 2
+        )
+    )
+
+    nums_a, nums_b = _numbers(a_text), _numbers(b_text)
+    vals_a = [v + u for v, u in nums_a]
+    vals_b = [v + u for v, u in nums_b]
+    number_mismatch = same_subject and _differ(vals_a, vals_b)
+    vers_a = _VERSION_RE.findall(a_text.lower())
+    vers_b = _VERSION_RE.findall(b_text.lower())
+    version_mismatch = same_subject and _differ(vers_a, vers_b)
+    dates_a = [d.strip() for d in _DATE_RE.findall(a_text.lower())]
+    dates_b = [d.strip() for d in _DATE_RE.findall(b_text.lower())]
+    date_mismatch = same_subject and _differ(dates_a, dates_b)
+
+    low_a, low_b = a_text.lower(), b_text.lower()
+    change_a = tuple(sorted(set(_CHANGE_RE.findall(low_a))))
+    change_b = tuple(sorted(set(_CHANGE_RE.findall(low_b))))
+    past_a = tuple(sorted(set(_PAST_RE.findall(low_a))))
+    past_b = tuple(sorted(set(_PAST_RE.findall(low_b))))
+
+    ta, tb = _parse_time(a_time), _parse_time(b_time)
+    days = (tb - ta).days if ta and tb else None
+    newer: Side | None = None
+    if days is not None and days != 0:
+        newer = "b" if days > 0 else "a"
+    elif (change_b and not change_a) or (past_a and not past_b):
+        newer = "b"
+    elif (change_a and not change_b) or (past_b and not past_a):
+        newer = "a"
+
+    reasons: list[str] = []
+    if same_subject:
+        reasons.append("same subject: " + ", ".join(sorted(surface.get(w, w) for w in shared)[:6]))
+    elif shared:
+        reasons.append(
+            "share words (" + ", ".join(sorted(surface.get(w, w) for w in shared)[:4]) + ") but not a subject"
+        )
+    if number_mismatch:
+        reasons.append(f"numbers differ: {', '.join(vals_a)} vs {', '.join(vals_b)}")
+    if version_mismatch:
+        reasons.append(f"versions differ: {', '.join(vers_a)} vs {', '.join(vers_b)}")
+    if date_mismatch:
+        reasons.append(f"dates differ: {', '.join(dates_a)} vs {', '.join(dates_b)}")
+    if negation_flip:
+        negated = "the first" if neg_a % 2 else "the second"
+        reasons.append(f"polarity flip: only {negated} statement is negated")
+    if opposites and same_subject:
+        reasons.append("opposite values: " + ", ".join(f"{x} vs {y}" for x, y in opposites[:3]))
+    if change_a or change_b:
+        reasons.append("change marker: " + ", ".join(f'"{m}"' for m in (*change_a, *change_b)[:4]))
+    if past_a or past_b:
+        reasons.append("past-tense marker: " + ", ".join(f'"{m}"' for m in (*past_a, *past_b)[:3]))
+    if days is not None:
+        reasons.append(f"valid from {ta} and {tb} ({abs(days)} days apart)")
+
+    la, lb = max(len(wa), 1), max(len(wb), 1)
+    return RuleSignals(
+        overlap=overlap,
+        shared_words=tuple(sorted(shared)),
+        same_subject=same_subject,
+        frame_overlap=frame,
+        negations_a=neg_a,
+        negations_b=neg_b,
+        negation_flip=negation_flip,
+        opposite_words=opposites,
+        numbers_a=tuple(vals_a),
+        numbers_b=tuple(vals_b),
+        number_mismatch=number_mismatch,
+        versions_a=tuple(vers_a),
+        versions_b=tuple(vers_b),
+        version_mismatch=version_mismatch,
+        dates_a=tuple(dates_a),
+        dates_b=tuple(dates_b),
+        date_mismatch=date_mismatch,
+        change_markers_a=change_a,
+        change_markers_b=change_b,
+        past_markers_a=past_a,
+        past_markers_b=past_b,
+        has_times=days is not None,
+        days_apart=days,
+        newer=newer,
+        length_ratio=min(la, lb) / max(la, lb),
+        words_a=len(wa),
+        words_b=len(wb),
+        only_a=len(ca - cb),
+        only_b=len(cb - ca),
+        terminal_a=a_text.rstrip().endswith((".", "!", "?", '"')),
+        terminal_b=b_text.rstrip().endswith((".", "!", "?", '"')),
+        reasons=tuple(reasons),
+    )

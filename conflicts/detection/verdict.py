@@ -1,0 +1,40 @@
+"""What a detection tier says about a pair of memories."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
+
+
+class Relation(StrEnum):
+    TEMPORAL_CHANGE = "temporal_change"
+    TRUE_CONTRADICTION = "true_contradiction"
+    DUPLICATE = "duplicate"
+    COMPATIBLE = "compatible"
+    # Only the LLM tier tells these apart from a contradiction.
+    CONTEXT_DEPENDENT = "context_dependent"
+    FIGURATIVE = "figurative"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The relation of ``a`` (the older fact) to ``b`` (the newer one).
+
+    ``current`` names the side that holds now when the relation is a temporal
+    change; ``same_subject`` is False when the facts only share words, and then
+    neither may invalidate the other.
+    """
+
+    relation: Relation
+    probability: float
+    tier: str
+    current: Literal["a", "b"] | None = None
+    same_subject: bool = True
+    reasons: tuple[str, ...] = ()
+    reasoning: str = ""
+    probabilities: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def is_conflict(self) -> bool:
+        return self.relation in (Relation.TEMPORAL_CHANGE, Relation.TRUE_CONTRADICTION)

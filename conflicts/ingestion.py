@@ -1,0 +1,110 @@
+"""Commit with a synchronous conflict check (``on_conflict`` = warn | supersede | raise).
+
+The default commit (``ignore``) returns at once and leaves detection to the
+worker. These modes embed the fact on the request path and run the offline
+tiers within a time box (600 ms), so an agent can ask "does this clash with
+anything?" before it moves on.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Literal
+
+from django.db import transaction
+from django.utils import timezone
+
+from conflicts.detection.pipeline import Finding, detect
+from conflicts.detection.verdict import Relation
+from conflicts.services import same_subject
+from memories.audit import Actor, Tracker, record_event
+from memories.embeddings import get_embedder
+from memories.models import Memory, Status
+from memories.services import (
+    MemoryInput,
+    apply_link,
+    apply_reinforce,
+    apply_supersede,
+    memory_build,
+    memory_create,
+)
+from workspaces.models import Workspace
+
+TIME_BOX_SECONDS = 0.6
+OnConflict = Literal["warn", "supersede", "raise"]
+CLASHES = (Relation.TEMPORAL_CHANGE, Relation.TRUE_CONTRADICTION, Relation.DUPLICATE)
+
+
+@dataclass
+class CheckedCommit:
+    action: Literal["stored", "superseded", "merged", "rejected"]
+    memory: Memory | None
+    findings: list[Finding] = field(default_factory=list)
+    checked: bool = True
+
+
+def memory_create_checked(
+    *, workspace: Workspace, actor: Actor, data: MemoryInput, on_conflict: OnConflict
+) -> CheckedCommit:
+    deadline = time.monotonic() + TIME_BOX_SECONDS
+    embedder = get_embedder()
+    vector = embedder.embed([data.text])[0]
+    draft = _draft(workspace, actor, data, vector)
+    findings: list[Finding] = []
+    checked = time.monotonic() < deadline
+    if checked:
+        findings = [
+            f
+            for f in detect(draft, deadline=deadline, use_llm=False)
+            if f.verdict.relation in CLASHES and same_subject(f.older, f.newer, f.verdict)
+        ]
+        checked = time.monotonic() < deadline or bool(findings)
+    if on_conflict == "raise" and findings:
+        return CheckedCommit("rejected", None, findings, checked)
+
+    with transaction.atomic():
+        memory = memory_create(workspace=workspace, actor=actor, data=data, embedding=(vector, embedder.name))
+        if on_conflict != "supersede" or not findings:
+            return CheckedCommit("stored", memory, findings, checked)
+        action = _apply_supersede_mode(memory, findings, actor)
+    return CheckedCommit(action, memory, findings, checked)
+
+
+def _draft(workspace: Workspace, actor: Actor, data: MemoryInput, vector: object) -> Memory:
+    """An unsaved memory with the new fact's fields and embedding, to find and classify candidates."""
+    draft = memory_build(workspace=workspace, actor=actor, data=data)
+    draft.embedding = vector
+    draft.status = Status.ACTIVE
+    return draft
+
+
+def _apply_supersede_mode(memory: Memory, findings: list[Finding], actor: Actor) -> Literal["superseded", "merged"]:
+    """The agent says its new fact is current: it replaces what it clashes with."""
+    tracker = Tracker()
+    duplicate = next((f for f in findings if f.verdict.relation == Relation.DUPLICATE), None)
+    if duplicate is not None:
+        # Same meaning as a fact already held: keep the old one, record the new one as merged into it.
+        existing = duplicate.other
+        tracker.update(memory, status=Status.MERGED, checked_at=timezone.now())
+        memory.save()
+        apply_link(tracker, src=memory, dst=existing, rel="merged_into", actor=actor)
+        apply_reinforce(tracker, existing)
+        existing.save()
+        action: Literal["superseded", "merged"] = "merged"
+    else:
+        for finding in findings:
+            other = finding.other
+            apply_supersede(tracker, old=other, new=memory, actor=actor, annotation=f"used to: {other.text}")
+        tracker.update(memory, checked_at=timezone.now())
+        memory.save()
+        action = "superseded"
+    record_event(
+        workspace=memory.workspace,
+        actor=actor,
+        verb=f"memory.commit_{action}",
+        memory=memory,
+        changes=tracker.changes,
+        reason="on_conflict=supersede",
+    )
+    return action

@@ -1,0 +1,56 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from conflicts.detection.dataset import PairsFileError, read_pairs
+from conflicts.detection.evaluation import SCORED, evaluate_pairs
+
+
+class Command(BaseCommand):
+    help = (
+        "Classify labelled pairs (shared/eval pairs format) with the offline detector and print precision/recall/F1 "
+        "per source and overall, the confusion matrix and pairs/s."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--json", action="store_true", help="print the README's JSON shape")
+        parser.add_argument(
+            "--baseline", action="store_true", help="score the MiniLM cosine ≥ 0.80 + negation-parity baseline instead"
+        )
+        parser.add_argument("--weights", type=Path, default=None, help="a detector.npz other than the shipped one")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            pairs = read_pairs(options["file"])
+        except PairsFileError as exc:
+            raise CommandError(str(exc)) from exc
+        if options["weights"] is not None and not options["weights"].is_file():
+            raise CommandError(f"{options['weights']}: no such file")
+        report = evaluate_pairs(pairs, baseline=options["baseline"], weights=options["weights"])
+        if options["json"]:
+            self.stdout.write(json.dumps(report, indent=2))
+            return
+        what = "baseline (cosine ≥ 0.80 + negation parity)" if options["baseline"] else "offline detector"
+        self.stdout.write(f"{len(pairs)} pairs, {what}, {report['pairs_per_second']:.0f} pairs/s")
+        header = f"{'source':<18} {'label':<14} {'precision':>9} {'recall':>7} {'f1':>6} {'n':>6}"
+        self.stdout.write(header)
+        self.stdout.write("-" * len(header))
+        blocks = [("overall", report["overall"]), *report["by_source"].items()]
+        for source, block in blocks:
+            for label in SCORED:
+                if label in block:
+                    s = block[label]
+                    self.stdout.write(
+                        f"{source:<18} {label:<14} {s['precision']:>9.3f} {s['recall']:>7.3f} "
+                        f"{s['f1']:>6.3f} {s['n']:>6}"
+                    )
+        self.stdout.write("")
+        self.stdout.write("confusion (gold → predicted)")
+        for gold, row in report["confusion"].items():
+            cells = ", ".join(f"{predicted} {count}" for predicted, count in row.items())
+            self.stdout.write(f"  {gold:<14} {cells}")

@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from conflicts.story_eval import evaluate, read_stories
+from memoryhub.errors import InvalidInput
+from memoryhub.llm import llm_enabled
+
+
+class Command(BaseCommand):
+    help = (
+        "Replay fact histories (shared/eval story format) through ingestion and the narrative detective; "
+        "print flag precision/recall, false flags on traps and current-truth accuracy. Nothing is kept."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--json", action="store_true", help="print the README's JSON shape")
+        parser.add_argument("--mode", choices=["offline", "llm"], default="offline")
+        parser.add_argument("--verbose", action="store_true", help="list misses per story")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path: Path = options["file"]
+        if not path.is_file():
+            raise CommandError(f"{path}: no such file")
+        if options["mode"] == "llm" and not llm_enabled():
+            raise CommandError("--mode llm needs OPENAI_API_KEY (and OPENAI_BASE_URL for another endpoint)")
+        try:
+            stories = read_stories(path)
+        except InvalidInput as exc:
+            raise CommandError(exc.message) from exc
+        report = evaluate(stories, mode=options["mode"])
+        summary = report.as_json()
+        if options["json"]:
+            self.stdout.write(json.dumps(summary, indent=2))
+            return
+        flags = summary["flags"]
+        self.stdout.write(f"{summary['stories']} stories, {options['mode']} mode, {report.seconds:.1f}s")
+        self.stdout.write(
+            f"flags      precision {flags['precision']:.2f}  recall {flags['recall']:.2f}  f1 {flags['f1']:.2f}"
+            f"  (expected {flags['expected']}, raised {flags['raised']}, matched {flags['matched']})"
+        )
+        self.stdout.write(f"traps      {summary['false_flags_on_traps']} flagged of {summary['traps']}")
+        self.stdout.write(f"current    {summary['current_truth_accuracy']:.2f} accuracy")
+        if options["verbose"]:
+            for outcome in report.outcomes:
+                self.stdout.write(f"-- {outcome.story_id}: raised {sorted((k, sorted(i)) for k, i in outcome.raised)}")
+                self.stdout.write(f"   expected {sorted((k, sorted(i)) for k, i in outcome.expected)}")
+                for miss in outcome.misses:
+                    self.stdout.write(f"   miss: {miss}")

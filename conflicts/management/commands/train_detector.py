@@ -1,0 +1,77 @@
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from conflicts.detection.classifier import WEIGHTS_PATH
+from conflicts.detection.dataset import DOMAIN_PAIRS, PairsFileError
+from conflicts.detection.embedcache import EmbeddingCache
+from conflicts.detection.training import TrainConfig, train
+
+
+def _default_eval_dir() -> Path:
+    for candidate in (settings.BASE_DIR / "shared" / "eval", settings.BASE_DIR.parent / "shared" / "eval"):
+        if candidate.is_dir():
+            return candidate
+    return settings.BASE_DIR / "shared" / "eval"
+
+
+class Command(BaseCommand):
+    help = (
+        "Train the tier-1 pair classifier: grouped cross-validation for honest figures and calibration, then a fit "
+        "on everything, written to conflicts/detection/weights/. Deterministic: the same data gives the same weights."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        eval_dir = _default_eval_dir()
+        parser.add_argument("--pairs", type=Path, default=eval_dir / "pairs-dev.jsonl")
+        parser.add_argument("--dialogues", type=Path, default=eval_dir / "decode-human-bot.jsonl")
+        parser.add_argument("--domain", type=Path, default=DOMAIN_PAIRS)
+        parser.add_argument("--no-dialogues", action="store_true", help="train without DECODE persona pairs")
+        parser.add_argument("--no-domain", action="store_true", help="train without our domain pairs")
+        parser.add_argument("--out", type=Path, default=WEIGHTS_PATH)
+        parser.add_argument("--cache", type=Path, default=Path(settings.VAR_DIR) / "cache" / "detector")
+        parser.add_argument("--no-cv", action="store_true", help="skip cross-validation (no held-out figures)")
+        defaults = TrainConfig()
+        parser.add_argument("--hidden", type=int, default=defaults.hidden, help="hidden units; 0 = logistic")
+        parser.add_argument("--epochs", type=int, default=defaults.epochs)
+        parser.add_argument("--folds", type=int, default=defaults.folds)
+        parser.add_argument("--seed", type=int, default=defaults.seed)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        from memories.embeddings import embed_texts
+
+        dialogues = None if options["no_dialogues"] else options["dialogues"]
+        domain = None if options["no_domain"] else options["domain"]
+        for path in (options["pairs"], dialogues, domain):
+            if path is not None and not path.is_file():
+                raise CommandError(f"{path}: no such file")
+        if os.environ.get("OMP_NUM_THREADS") != "1":
+            self.stderr.write("note: set OMP_NUM_THREADS=1 for bit-identical weights across machines")
+        config = TrainConfig(
+            hidden=options["hidden"], epochs=options["epochs"], folds=options["folds"], seed=options["seed"]
+        )
+        cache = EmbeddingCache(options["cache"] / "embeddings-minilm.npz", embed_texts)
+        try:
+            metadata = train(
+                pairs_path=options["pairs"],
+                dialogue_path=dialogues,
+                domain_path=domain,
+                out_path=options["out"],
+                embed=cache,
+                config=config,
+                cross_validation=not options["no_cv"],
+                log=lambda line: self.stdout.write(line),
+            )
+        except PairsFileError as exc:
+            raise CommandError(str(exc)) from exc
+        finally:
+            cache.save()
+        self.stdout.write(f"wrote {options['out']} and {options['out'].with_suffix('.json')}")
+        if metadata["held_out"]:
+            self.stdout.write(json.dumps(metadata["held_out"]["overall"], indent=2))

@@ -1,0 +1,263 @@
+"""The narrative coherence detective: runs, triggers and the cards they raise.
+
+A run reads the workspace's history as a story — a forgetting-curve sample,
+oldest first — and flags reversals, ambiguity and stale claims, with the LLM
+when one is configured and offline otherwise. Flags become conflict cards,
+never twice for the same fact set, never for a pair a reviewer called "both true".
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from conflicts import forgetting
+from conflicts.models import (
+    AnswerChoice,
+    CardKind,
+    ConflictCard,
+    DetectionContext,
+    DetectiveRun,
+    RunState,
+    Uncertainty,
+    UncertaintyType,
+)
+from conflicts.reliability import reliability_lower, severity_for
+from conflicts.services import UNCERTAINTY_FIELDS, card_create, fact_set_key, surface_context
+from conflicts.story import batches
+from memories.audit import Actor, Tracker, record_event
+from memories.models import LIVE_STATUSES, Memory, Reliability
+from memoryhub.llm import llm_enabled
+from workspaces.models import Workspace
+
+logger = logging.getLogger(__name__)
+
+# Past this many survivors a run reads a priority sample of them: the rates alone
+# grow with the workspace; this keeps a run's cost flat.
+MAX_FACTS_PER_RUN = 1500
+
+
+@dataclass
+class Flag:
+    """A confusion in the story: 2+ facts and the question that settles it."""
+
+    kind: str  # reversal | ambiguity | stale | contradiction
+    fact_ids: list[uuid.UUID | str]
+    question: str
+    detector: str
+    evidence: dict[str, object] = field(default_factory=dict)
+    asked: uuid.UUID | str | None = None
+
+
+def detective_schedule(*, workspace: Workspace, trigger_memory: Memory | None = None) -> DetectiveRun | None:
+    """After a commit: queue a run a little later unless one already waits (the debounce)."""
+    try:
+        with transaction.atomic():
+            run = DetectiveRun.objects.create(workspace=workspace, trigger="commit", trigger_memory=trigger_memory)
+    except IntegrityError:
+        return None  # a queued run exists; this commit will be in its story
+    countdown = settings.MEMORYHUB_DETECTIVE_DEBOUNCE_SECONDS
+    transaction.on_commit(lambda: _enqueue(run.pk, countdown))
+    return run
+
+
+def detective_request(*, workspace: Workspace, trigger: str = "manual") -> DetectiveRun:
+    """Run now (a button, the API, the beat schedule): reuse a queued run if there is one."""
+    with transaction.atomic():
+        run = DetectiveRun.objects.filter(workspace=workspace, state=RunState.QUEUED).first()
+        if run is None:
+            try:
+                with transaction.atomic():
+                    run = DetectiveRun.objects.create(workspace=workspace, trigger=trigger)
+            except IntegrityError:
+                run = DetectiveRun.objects.get(workspace=workspace, state=RunState.QUEUED)
+    run_id = run.pk
+    transaction.on_commit(lambda: _enqueue(run_id, 0))
+    return run
+
+
+def _enqueue(run_id: int, countdown: int) -> None:
+    from conflicts.tasks import run_detective
+
+    try:
+        run_detective.apply_async((run_id,), countdown=countdown)
+    except Exception:
+        logger.exception("could not enqueue detective run %s; the schedule will pick the workspace up", run_id)
+
+
+def detective_run(*, run_id: int, mode: str | None = None) -> DetectiveRun | None:
+    """Claim a queued run and carry it out; None when another worker has it."""
+    claimed = DetectiveRun.objects.filter(pk=run_id, state=RunState.QUEUED).update(
+        state=RunState.RUNNING, started_at=timezone.now()
+    )
+    if not claimed:
+        return None
+    run = DetectiveRun.objects.select_related("workspace").get(pk=run_id)
+    started = time.monotonic()
+    try:
+        _carry_out(run, mode or ("llm" if llm_enabled() else "offline"))
+        run.state = RunState.DONE
+    except Exception as exc:
+        logger.exception("detective run %s failed", run_id)
+        run.state = RunState.FAILED
+        run.error = f"{type(exc).__name__}: {exc}"[:2000]
+    run.seconds = round(time.monotonic() - started, 3)
+    run.finished_at = timezone.now()
+    run.save()
+    return run
+
+
+def story_facts(workspace: Workspace) -> list[forgetting.StoryFact]:
+    """Every live fact of the workspace, cheaply: texts are loaded only for survivors."""
+    rows = Memory.objects.filter(workspace=workspace, status__in=LIVE_STATUSES).values_list(
+        "id", "valid_from", "conflict_count"
+    )
+    return [forgetting.StoryFact(id=pk, text="", scope="", agent="", at=at, conflict_count=c) for pk, at, c in rows]
+
+
+def _carry_out(run: DetectiveRun, mode: str) -> None:
+    everything = story_facts(run.workspace)
+    sampled = forgetting.sample(
+        everything,
+        now=timezone.now(),
+        seed=f"{run.workspace_id}:{run.pk}",
+        trigger_id=run.trigger_memory_id,
+        rates=forgetting.ForgettingRates.from_settings(),
+    )
+    sampled = _cap(sampled, run.trigger_memory_id)
+    facts = _with_texts(sampled)
+    run.mode, run.facts_total, run.facts_read = mode, len(everything), len(facts)
+    if mode == "llm":
+        from conflicts.detection import detective_llm
+
+        story = batches(facts)
+        result = detective_llm.detect(story)
+        run.batches, run.tokens = len(story), result.tokens
+        flags = [
+            Flag(f.kind, [x.id for x in f.facts], f.question, "narrative:llm", {"mode": "llm"}) for f in result.flags
+        ]
+    else:
+        from conflicts.detection import detective_offline
+
+        run.batches = 1
+        flags = detective_offline.detect(facts)
+    run.flags_raised = len(flags)
+    run.cards_created = sum(1 for flag in flags if flag_to_card(workspace=run.workspace, flag=flag) is not None)
+
+
+def _cap(facts: list[forgetting.StoryFact], trigger_id: uuid.UUID | None) -> list[forgetting.StoryFact]:
+    if len(facts) <= MAX_FACTS_PER_RUN:
+        return facts
+    # Keep the trigger, the contentious, then the newest: priority by (trigger, flags, time).
+    ranked = sorted(facts, key=lambda f: (f.id != trigger_id, -f.conflict_count, -f.at.timestamp()))
+    kept = {f.id for f in ranked[:MAX_FACTS_PER_RUN]}
+    return [f for f in facts if f.id in kept]
+
+
+def _with_texts(facts: list[forgetting.StoryFact]) -> list[forgetting.StoryFact]:
+    rows = {
+        m.pk: m
+        for m in Memory.objects.filter(pk__in=[f.id for f in facts]).only(
+            "id", "text", "scope", "agent", "valid_from", "conflict_count", "key", "embedding"
+        )
+    }
+    return [
+        forgetting.StoryFact(
+            id=m.pk,
+            text=m.text,
+            scope=m.scope,
+            agent=m.agent,
+            at=m.valid_from,
+            conflict_count=m.conflict_count,
+            key=m.key,
+            vector=m.embedding,
+        )
+        for f in facts
+        if (m := rows.get(f.id)) is not None  # type: ignore[arg-type]
+    ]
+
+
+KIND_TO_UNCERTAINTY = {
+    CardKind.REVERSAL: UncertaintyType.CONTRADICTION,
+    CardKind.CONTRADICTION: UncertaintyType.CONTRADICTION,
+    CardKind.AMBIGUITY: UncertaintyType.AMBIGUOUS,
+    CardKind.STALE: UncertaintyType.STALE,
+}
+
+
+def flag_to_card(*, workspace: Workspace, flag: Flag) -> ConflictCard | None:
+    """Raise a card for ``flag`` unless its fact set was carded or a pair was answered 'both true'."""
+    memories = list(Memory.objects.filter(workspace=workspace, pk__in=flag.fact_ids).order_by("valid_from"))
+    if len(memories) < 2:
+        return None
+    if ConflictCard.objects.filter(workspace=workspace, fact_set_key=fact_set_key(memories)).exists():
+        return None
+    if _answered_both_true(memories):
+        return None
+    kind = CardKind(flag.kind)
+    asked = next((m for m in memories if m.pk == flag.asked), memories[-1])
+    others = [m for m in memories if m.pk != asked.pk]
+    with transaction.atomic():
+        tracker = Tracker()
+        mark = Reliability.UNCERTAIN if kind == CardKind.STALE else Reliability.CONTRADICTED
+        disputed = [m for m in memories if m.pk != memories[-1].pk] if kind == CardKind.STALE else memories
+        for memory in memories:
+            if memory in disputed:
+                reliability_lower(tracker, memory, mark)
+            tracker.update(memory, conflict_count=memory.conflict_count + 1)
+            memory.save()
+        uncertainty = Uncertainty.objects.create(
+            workspace=workspace,
+            memory_a=asked,
+            memory_a_kind=asked.kind,
+            memory_b=others[0],
+            memory_b_kind=others[0].kind,
+            uncertainty_type=KIND_TO_UNCERTAINTY[kind],
+            severity=severity_for(asked, others[0]),
+            detection_context=DetectionContext.NARRATIVE,
+            detector=flag.detector,
+            classification=kind,
+            reasoning=str(flag.evidence.get("reason", "")),
+            temporal_signal=kind in (CardKind.REVERSAL, CardKind.STALE),
+            surface_context=surface_context(asked, others[0]),
+        )
+        tracker.created(uncertainty, UNCERTAINTY_FIELDS)
+        card = card_create(
+            tracker,
+            kind=kind,
+            memories=memories,
+            asked=asked,
+            question=flag.question,
+            detector=flag.detector,
+            evidence=flag.evidence,
+            severity=uncertainty.severity,
+            uncertainty=uncertainty,
+        )
+        record_event(
+            workspace=workspace,
+            actor=Actor.system("detective"),
+            verb="conflict.narrative_card",
+            memory=asked,
+            changes=tracker.changes,
+            automatic=True,
+            reason=f"{flag.kind}: {flag.question}",
+        )
+    return card
+
+
+def _answered_both_true(memories: list[Memory]) -> bool:
+    ids = {m.pk for m in memories}
+    answered = ConflictCard.objects.filter(
+        workspace_id=memories[0].workspace_id, answers__choice=AnswerChoice.BOTH
+    ).prefetch_related("card_facts")
+    for card in answered:
+        card_ids = {f.memory_id for f in card.card_facts.all()}
+        if len(card_ids & ids) >= 2:
+            return True
+    return False

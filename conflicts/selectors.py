@@ -1,0 +1,61 @@
+"""Reads of uncertainties, cards and the audit trail."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db.models import Prefetch, Q, QuerySet
+
+from conflicts.models import CardFact, ConflictCard, Uncertainty
+from memories.models import Event
+from memoryhub.errors import NotFound
+from workspaces.models import Workspace
+
+
+def cards_list(*, workspace: Workspace, state: str | None = None, kind: str | None = None) -> QuerySet[ConflictCard]:
+    qs = ConflictCard.objects.filter(workspace=workspace).prefetch_related(
+        Prefetch("card_facts", queryset=CardFact.objects.select_related("memory").order_by("position"))
+    )
+    if state:
+        qs = qs.filter(state=state)
+    if kind:
+        qs = qs.filter(kind=kind)
+    return qs.order_by("-created_at")
+
+
+def card_get(*, workspace: Workspace, card_id: uuid.UUID) -> ConflictCard:
+    card = cards_list(workspace=workspace).filter(pk=card_id).first()
+    if card is None:
+        raise NotFound("no conflict card with this id in the workspace")
+    return card
+
+
+def uncertainties_list(
+    *, workspace: Workspace, state: str | None = None, memory_id: uuid.UUID | None = None
+) -> QuerySet[Uncertainty]:
+    qs = Uncertainty.objects.filter(workspace=workspace)
+    if state:
+        qs = qs.filter(state=state)
+    if memory_id:
+        qs = qs.filter(Q(memory_a_id=memory_id) | Q(memory_b_id=memory_id))
+    return qs.order_by("-created_at")
+
+
+def events_list(
+    *, workspace: Workspace, automatic: bool | None = None, verb: str | None = None, memory_id: uuid.UUID | None = None
+) -> QuerySet[Event]:
+    qs = Event.objects.filter(workspace=workspace)
+    if automatic is not None:
+        qs = qs.filter(automatic=automatic)
+    if verb:
+        qs = qs.filter(verb=verb)
+    if memory_id:
+        qs = qs.filter(memory_id=memory_id)
+    return qs.order_by("-created_at", "-id")
+
+
+def event_get(*, workspace: Workspace, event_id: int) -> Event:
+    event = Event.objects.filter(workspace=workspace, pk=event_id).first()
+    if event is None:
+        raise NotFound("no event with this id in the workspace")
+    return event

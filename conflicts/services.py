@@ -1,0 +1,448 @@
+"""Acting on detected disagreements: uncertainty records, automatic resolution, cards.
+
+Every decision here is one transaction and one Event holding every row it
+touched, so ``memories.services.event_undo`` restores the exact prior state.
+Only facts about the same subject may invalidate each other: a verdict whose
+``same_subject`` is False, or two facts with different keys, changes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from conflicts.detection.verdict import Relation, Verdict
+from conflicts.models import (
+    CardFact,
+    CardKind,
+    ConflictCard,
+    DetectionContext,
+    ResolutionStrategy,
+    Severity,
+    Uncertainty,
+    UncertaintyState,
+    UncertaintyType,
+)
+from conflicts.reliability import reliability_lower, reliability_raise, severity_for
+from conflicts.tolerance import auto_resolve_threshold, tolerance_value
+from memories.audit import Actor, Tracker, record_event
+from memories.models import LIVE_STATUSES, Memory, Reliability, Source, Status
+from memories.services import apply_link, apply_reinforce, apply_supersede
+
+UNCERTAINTY_FIELDS = [
+    "memory_a",
+    "memory_b",
+    "uncertainty_type",
+    "severity",
+    "detection_context",
+    "detector",
+    "classification",
+    "probability",
+    "reasoning",
+    "temporal_signal",
+    "surface_context",
+    "state",
+    "resolution_strategy",
+]
+CARD_FIELDS = ["kind", "question", "asked_memory", "fact_set_key", "detector", "severity", "state"]
+# A duplicate is merged silently only when the detector is this sure.
+MERGE_PROBABILITY = 0.9
+# Confidence dominance: the stronger side must be more than twice as confident.
+DOMINANCE_RATIO = 2.0
+SOURCE_RANK = {Source.EXPLICIT: 2, Source.RESEARCHED: 1, Source.INFERRED: 0}
+
+Action = Literal["superseded", "merged", "dominance", "carded", "recorded", "none"]
+
+
+@dataclass
+class Resolution:
+    action: Action
+    uncertainty: Uncertainty | None = None
+    card: ConflictCard | None = None
+
+
+def pair_order(x: Memory, y: Memory) -> tuple[Memory, Memory]:
+    """(older, newer) by when each became true, then when the hub learned it."""
+    return (x, y) if (x.valid_from, x.recorded_at) <= (y.valid_from, y.recorded_at) else (y, x)
+
+
+def pair_already_considered(a: Memory, b: Memory) -> bool:
+    """Any uncertainty or card on this pair, open or resolved, means: do not raise it again."""
+    pair = Q(memory_a=a, memory_b=b) | Q(memory_a=b, memory_b=a)
+    if Uncertainty.objects.filter(pair).exists():
+        return True
+    return ConflictCard.objects.filter(workspace_id=a.workspace_id, fact_set_key=fact_set_key([a, b])).exists()
+
+
+def same_subject(a: Memory, b: Memory, verdict: Verdict) -> bool:
+    if a.key and b.key and a.key != b.key:
+        return False
+    return verdict.same_subject
+
+
+def conflict_resolve(
+    *, older: Memory, newer: Memory, verdict: Verdict, context: DetectionContext, actor: Actor
+) -> Resolution:
+    """Apply what is safe to apply for one detected pair; card the rest."""
+    if verdict.relation == Relation.COMPATIBLE or not same_subject(older, newer, verdict):
+        return Resolution("none")
+    if pair_already_considered(older, newer):
+        return Resolution("none")
+    with transaction.atomic():
+        locked_older, locked_newer = _lock_live(older, newer)
+        if locked_older is None or locked_newer is None:
+            return Resolution("none")
+        older, newer = locked_older, locked_newer
+        if verdict.relation == Relation.DUPLICATE:
+            return _merge_duplicate(older, newer, verdict, actor)
+        if verdict.relation == Relation.TEMPORAL_CHANGE:
+            return _temporal_change(older, newer, verdict, context, actor)
+        if verdict.relation == Relation.TRUE_CONTRADICTION:
+            return _contradiction(older, newer, verdict, context, actor)
+        return _ambiguous(older, newer, verdict, context, actor)
+
+
+def _lock_live(a: Memory, b: Memory) -> tuple[Memory | None, Memory | None]:
+    rows = {m.pk: m for m in Memory.objects.select_for_update().filter(pk__in=[a.pk, b.pk]).order_by("pk")}
+    locked_a, locked_b = rows.get(a.pk), rows.get(b.pk)
+    for memory in (locked_a, locked_b):
+        if memory is None or memory.status not in LIVE_STATUSES or memory.superseded_by_id is not None:
+            return None, None
+    return locked_a, locked_b
+
+
+def _merge_duplicate(older: Memory, newer: Memory, verdict: Verdict, actor: Actor) -> Resolution:
+    if verdict.probability < MERGE_PROBABILITY or older.kind != newer.kind:
+        return Resolution("none")
+    tracker = Tracker()
+    tracker.update(newer, status=Status.MERGED)
+    newer.save()
+    apply_link(tracker, src=newer, dst=older, rel="merged_into", actor=actor)
+    apply_reinforce(tracker, older)
+    older.save()
+    record_event(
+        workspace=older.workspace,
+        actor=actor,
+        verb="conflict.merge_duplicate",
+        memory=newer,
+        changes=tracker.changes,
+        automatic=True,
+        reason=_reason("duplicate", verdict),
+    )
+    return Resolution("merged")
+
+
+def _temporal_change(
+    older: Memory, newer: Memory, verdict: Verdict, context: DetectionContext, actor: Actor
+) -> Resolution:
+    loser, winner = (newer, older) if verdict.current == "a" else (older, newer)
+    threshold = auto_resolve_threshold(tolerance_value(older.workspace))
+    if verdict.probability < threshold:
+        # Not sure enough to rewrite history silently: ask a person.
+        return _card_pair(
+            loser,
+            winner,
+            verdict,
+            context,
+            actor,
+            kind=CardKind.STALE,
+            question=f"Is it still true that {_clause(loser.text)}?",
+            uncertainty_type=UncertaintyType.STALE,
+            temporal=True,
+        )
+    tracker = Tracker()
+    apply_supersede(tracker, old=loser, new=winner, actor=actor, annotation=f"used to: {loser.text}")
+    apply_link(tracker, src=loser, dst=winner, rel="temporal_evolution", actor=actor)
+    uncertainty = _uncertainty(
+        tracker,
+        loser,
+        winner,
+        verdict,
+        context,
+        UncertaintyType.CONTRADICTION,
+        temporal=True,
+        state=UncertaintyState.RESOLVED,
+        strategy=ResolutionStrategy.TEMPORAL_SUPERSEDE,
+        detail=f"{winner.text!r} replaced {loser.text!r} over time",
+    )
+    record_event(
+        workspace=older.workspace,
+        actor=actor,
+        verb="conflict.temporal_supersede",
+        memory=loser,
+        changes=tracker.changes,
+        automatic=True,
+        reason=_reason("temporal change", verdict),
+    )
+    return Resolution("superseded", uncertainty=uncertainty)
+
+
+def _contradiction(
+    older: Memory, newer: Memory, verdict: Verdict, context: DetectionContext, actor: Actor
+) -> Resolution:
+    strong, weak = (older, newer) if older.confidence >= newer.confidence else (newer, older)
+    dominates = (
+        strong.confidence > DOMINANCE_RATIO * weak.confidence
+        and SOURCE_RANK[Source(strong.source)] > SOURCE_RANK[Source(weak.source)]
+    )
+    if dominates:
+        tracker = Tracker()
+        reliability_lower(tracker, weak, Reliability.UNCERTAIN)
+        weak.save()
+        uncertainty = _uncertainty(
+            tracker,
+            weak,
+            strong,
+            verdict,
+            context,
+            UncertaintyType.CONTRADICTION,
+            state=UncertaintyState.RESOLVED,
+            strategy=ResolutionStrategy.CONFIDENCE_DOMINANCE,
+            detail=(
+                f"{strong.source} fact at {strong.confidence:.2f} outweighs {weak.source} fact at {weak.confidence:.2f}"
+            ),
+        )
+        record_event(
+            workspace=older.workspace,
+            actor=actor,
+            verb="conflict.confidence_dominance",
+            memory=weak,
+            changes=tracker.changes,
+            automatic=True,
+            reason=_reason("contradiction", verdict),
+        )
+        return Resolution("dominance", uncertainty=uncertainty)
+    return _card_pair(
+        older,
+        newer,
+        verdict,
+        context,
+        actor,
+        kind=CardKind.CONTRADICTION,
+        question=f"Is it still true that {_clause(older.text)}?",
+        uncertainty_type=UncertaintyType.CONTRADICTION,
+        mark=Reliability.CONTRADICTED,
+    )
+
+
+def _ambiguous(older: Memory, newer: Memory, verdict: Verdict, context: DetectionContext, actor: Actor) -> Resolution:
+    tracker = Tracker()
+    uncertainty = _uncertainty(tracker, older, newer, verdict, context, UncertaintyType.AMBIGUOUS)
+    record_event(
+        workspace=older.workspace,
+        actor=actor,
+        verb="conflict.record_ambiguity",
+        memory=older,
+        changes=tracker.changes,
+        automatic=True,
+        reason=_reason(str(verdict.relation), verdict),
+    )
+    return Resolution("recorded", uncertainty=uncertainty)
+
+
+def _card_pair(
+    asked: Memory,
+    other: Memory,
+    verdict: Verdict,
+    context: DetectionContext,
+    actor: Actor,
+    *,
+    kind: CardKind,
+    question: str,
+    uncertainty_type: UncertaintyType,
+    mark: Reliability | None = None,
+    temporal: bool = False,
+) -> Resolution:
+    tracker = Tracker()
+    for memory in (asked, other):
+        if mark is not None:
+            reliability_lower(tracker, memory, mark)
+        tracker.update(memory, conflict_count=memory.conflict_count + 1)
+        memory.save()
+    uncertainty = _uncertainty(tracker, asked, other, verdict, context, uncertainty_type, temporal=temporal)
+    card = card_create(
+        tracker,
+        kind=kind,
+        memories=pair_order(asked, other),
+        asked=asked,
+        question=question,
+        detector=f"{context}:{verdict.tier}",
+        evidence=_evidence(verdict),
+        severity=uncertainty.severity,
+        uncertainty=uncertainty,
+    )
+    record_event(
+        workspace=asked.workspace,
+        actor=actor,
+        verb="conflict.card",
+        memory=asked,
+        changes=tracker.changes,
+        automatic=True,
+        reason=_reason(str(verdict.relation), verdict),
+    )
+    return Resolution("carded", uncertainty=uncertainty, card=card)
+
+
+def _uncertainty(
+    tracker: Tracker,
+    a: Memory,
+    b: Memory | None,
+    verdict: Verdict,
+    context: DetectionContext,
+    kind: UncertaintyType,
+    *,
+    temporal: bool = False,
+    state: UncertaintyState = UncertaintyState.OPEN,
+    strategy: ResolutionStrategy | None = None,
+    detail: str = "",
+) -> Uncertainty:
+    resolved = state == UncertaintyState.RESOLVED
+    uncertainty = Uncertainty.objects.create(
+        workspace_id=a.workspace_id,
+        memory_a=a,
+        memory_a_kind=a.kind,
+        memory_b=b,
+        memory_b_kind=b.kind if b else "",
+        uncertainty_type=kind,
+        severity=severity_for(a, b),
+        detection_context=context,
+        detector=verdict.tier,
+        classification=str(verdict.relation),
+        probability=verdict.probability,
+        reasoning=verdict.reasoning or "; ".join(verdict.reasons),
+        temporal_signal=temporal,
+        surface_context=surface_context(a, b),
+        state=state,
+        resolution_strategy=strategy or "",
+        resolution_detail=detail,
+        resolved_at=timezone.now() if resolved else None,
+    )
+    tracker.created(uncertainty, UNCERTAINTY_FIELDS)
+    return uncertainty
+
+
+def card_create(
+    tracker: Tracker,
+    *,
+    kind: CardKind,
+    memories: tuple[Memory, ...] | list[Memory],
+    asked: Memory | None,
+    question: str,
+    detector: str,
+    evidence: dict[str, object],
+    severity: str = Severity.MEDIUM,
+    uncertainty: Uncertainty | None = None,
+) -> ConflictCard | None:
+    """One card per fact set, ever: returns None when this set was carded before."""
+    key = fact_set_key(list(memories))
+    workspace_id = memories[0].workspace_id
+    if ConflictCard.objects.filter(workspace_id=workspace_id, fact_set_key=key).exists():
+        return None
+    card = ConflictCard.objects.create(
+        workspace_id=workspace_id,
+        kind=kind,
+        question=question,
+        asked_memory=asked,
+        fact_set_key=key,
+        detector=detector,
+        evidence=evidence,
+        severity=severity,
+        uncertainty=uncertainty,
+    )
+    tracker.created(card, CARD_FIELDS)
+    for position, memory in enumerate(memories):
+        fact = CardFact.objects.create(card=card, memory=memory, position=position)
+        tracker.created(fact, ["card", "memory", "position"])
+    return card
+
+
+def fact_set_key(memories: list[Memory]) -> str:
+    return ",".join(sorted(str(m.pk) for m in memories))
+
+
+def surface_context(a: Memory, b: Memory | None) -> str:
+    """When an agent should bring this up: the fact's slot, scope or tags, else its words."""
+    for memory in (a, b):
+        if memory is not None and memory.key:
+            return f"when {memory.key.replace('_', ' ')} comes up"
+    if a.scope:
+        return f"when discussing {a.scope}"
+    if a.tags:
+        return f"when discussing {', '.join(a.tags[:3])}"
+    return f"when discussing: {a.text[:80]}"
+
+
+def _clause(text: str) -> str:
+    """The fact as a quoted clause for 'Is it still true that "…"?'.
+
+    Quoting keeps the writer's capitals (names, acronyms) without guessing.
+    """
+    return '"' + text.strip().rstrip(".!?").strip() + '"'
+
+
+def _evidence(verdict: Verdict) -> dict[str, object]:
+    return {
+        "relation": str(verdict.relation),
+        "probability": round(verdict.probability, 4),
+        "tier": verdict.tier,
+        "reasons": list(verdict.reasons),
+        "reasoning": verdict.reasoning,
+    }
+
+
+def _reason(what: str, verdict: Verdict) -> str:
+    reasons = "; ".join(verdict.reasons)
+    return f"{what} ({verdict.tier}, p={verdict.probability:.2f})" + (f": {reasons}" if reasons else "")
+
+
+def uncertainties_resolve_by_evidence(*, memory: Memory, actor: Actor) -> int:
+    """After ``memory`` was reinforced: settle its open disputes it now clearly wins.
+
+    Evidence resolution (seed): when the reinforced side's confidence is more
+    than twice the other side's, it becomes reliable and the other superseded.
+    """
+    resolved = 0
+    open_records = Uncertainty.objects.filter(
+        Q(memory_a=memory) | Q(memory_b=memory),
+        state__in=[UncertaintyState.OPEN, UncertaintyState.SURFACED],
+        memory_b__isnull=False,
+    ).select_related("memory_a", "memory_b")
+    for record in open_records:
+        other = record.memory_b if record.memory_a_id == memory.pk else record.memory_a
+        assert other is not None  # noqa: S101 - filtered above
+        if memory.confidence <= DOMINANCE_RATIO * other.confidence:
+            continue
+        with transaction.atomic():
+            tracker = Tracker()
+            # Lock in id order, as apply_supersede does, so the two cannot deadlock.
+            locked = {
+                m.pk: m for m in Memory.objects.select_for_update().filter(pk__in=[memory.pk, other.pk]).order_by("pk")
+            }
+            winner, loser = locked[memory.pk], locked[other.pk]
+            reliability_raise(tracker, winner)
+            winner.save()
+            if loser.status in LIVE_STATUSES and loser.superseded_by_id is None:
+                apply_supersede(tracker, old=loser, new=winner, actor=actor, annotation=f"used to: {loser.text}")
+            tracker.update(
+                record,
+                state=UncertaintyState.RESOLVED,
+                resolution_strategy=ResolutionStrategy.EVIDENCE_RESOLVED,
+                resolution_detail=f"{winner.text!r} was reinforced to {winner.confidence:.2f}",
+                resolved_at=timezone.now(),
+            )
+            record.save()
+            record_event(
+                workspace=memory.workspace,
+                actor=actor,
+                verb="conflict.evidence_resolve",
+                memory=winner,
+                changes=tracker.changes,
+                automatic=True,
+                reason="reinforcement settled the dispute",
+            )
+        resolved += 1
+    return resolved

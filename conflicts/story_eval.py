@@ -1,0 +1,228 @@
+"""Evaluating the whole pipeline on fact histories (``shared/eval`` story format).
+
+Each story is replayed into a throw-away workspace inside a transaction that
+is rolled back afterwards: facts are committed in time order, embedded, and
+checked pairwise as at ingestion; then the narrative detective reads the
+whole story (every fact in view: stories are small). The cards raised are the
+system's flags. Current truth is what recall returns first for each subject.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+
+from conflicts.detection.pipeline import detect_and_resolve
+from conflicts.models import CardState, ConflictCard
+from memories.audit import Actor
+from memories.models import Memory
+from memories.recall import RecallQuery, recall
+from memories.services import MemoryInput, memories_embed_pending, memory_create
+from memoryhub.errors import InvalidInput
+from workspaces.models import Workspace
+
+FLAG_KINDS = ("reversal", "ambiguity", "stale", "contradiction")
+
+
+class _Rollback(Exception):
+    pass
+
+
+@dataclass
+class StoryOutcome:
+    story_id: str
+    raised: list[tuple[str, set[str]]]  # (kind, fact ids)
+    expected: list[tuple[str, set[str]]]
+    matched: int
+    traps: int
+    traps_flagged: int
+    current_total: int
+    current_correct: int
+    misses: list[str] = field(default_factory=list)
+
+
+@dataclass
+class StoryReport:
+    mode: str
+    outcomes: list[StoryOutcome]
+    seconds: float
+
+    def as_json(self) -> dict[str, Any]:
+        expected = sum(len(o.expected) for o in self.outcomes)
+        raised = sum(len(o.raised) for o in self.outcomes)
+        matched = sum(o.matched for o in self.outcomes)
+        precision = matched / raised if raised else 1.0
+        recall_ = matched / expected if expected else 1.0
+        f1 = 2 * precision * recall_ / (precision + recall_) if precision + recall_ else 0.0
+        current_total = sum(o.current_total for o in self.outcomes)
+        return {
+            "mode": self.mode,
+            "stories": len(self.outcomes),
+            "flags": {
+                "precision": round(precision, 4),
+                "recall": round(recall_, 4),
+                "f1": round(f1, 4),
+                "expected": expected,
+                "raised": raised,
+                "matched": matched,
+            },
+            "false_flags_on_traps": sum(o.traps_flagged for o in self.outcomes),
+            "traps": sum(o.traps for o in self.outcomes),
+            "current_truth_accuracy": round(
+                sum(o.current_correct for o in self.outcomes) / current_total if current_total else 1.0, 4
+            ),
+        }
+
+
+def read_stories(path: Path) -> list[dict[str, Any]]:
+    stories = []
+    for number, line in enumerate(path.read_text().splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            story = json.loads(line)
+            missing = [k for k in ("id", "facts", "expected_flags", "current", "must_not_flag") if k not in story]
+            if missing:
+                raise KeyError(", ".join(missing))
+        except (json.JSONDecodeError, KeyError, TypeError) as exc:
+            raise InvalidInput(f"{path}:{number}: not a story ({exc})") from exc
+        stories.append(story)
+    return stories
+
+
+def evaluate(stories: Iterable[dict[str, Any]], *, mode: str) -> StoryReport:
+    started = time.monotonic()
+    outcomes = [_evaluate_one(story, mode) for story in stories]
+    return StoryReport(mode=mode, outcomes=outcomes, seconds=time.monotonic() - started)
+
+
+def _evaluate_one(story: dict[str, Any], mode: str) -> StoryOutcome:
+    outcome: StoryOutcome | None = None
+    try:
+        with transaction.atomic():
+            outcome = _replay(story, mode)
+            raise _Rollback
+    except _Rollback:
+        pass
+    assert outcome is not None  # noqa: S101 - set before the rollback
+    return outcome
+
+
+def _replay(story: dict[str, Any], mode: str) -> StoryOutcome:
+    from conflicts.narrative import flag_to_card
+
+    workspace = Workspace.objects.create(slug=f"eval-{uuid.uuid4().hex[:12]}", name=f"eval {story['id']}")
+    actor = Actor.system("eval")
+    by_story_id: dict[str, Memory] = {}
+    for fact in sorted(story["facts"], key=lambda f: f["at"]):
+        at = dt.datetime.fromisoformat(fact["at"].replace("Z", "+00:00"))
+        memory = memory_create(
+            workspace=workspace,
+            actor=actor,
+            data=MemoryInput(
+                text=fact["text"], scope=fact.get("scope", ""), agent=fact.get("agent", ""), valid_from=at
+            ),
+        )
+        Memory.objects.filter(pk=memory.pk).update(recorded_at=at)
+        memories_embed_pending(first_id=memory.pk, limit=1)
+        memory.refresh_from_db()
+        detect_and_resolve(memory)
+        by_story_id[fact["id"]] = memory
+    story_of = {m.pk: sid for sid, m in by_story_id.items()}
+
+    for flag in _narrative_flags(workspace, mode):
+        flag_to_card(workspace=workspace, flag=flag)
+
+    raised = [
+        (card.kind, {story_of[f.memory_id] for f in card.card_facts.all()})
+        for card in ConflictCard.objects.filter(workspace=workspace).prefetch_related("card_facts")
+    ]
+    expected = [(e["kind"], set(e["fact_ids"])) for e in story["expected_flags"]]
+    traps = [set(t["fact_ids"]) for t in story["must_not_flag"]]
+    current_correct, misses = _current_truth(workspace, story, by_story_id, story_of)
+    return StoryOutcome(
+        story_id=story["id"],
+        raised=raised,
+        expected=expected,
+        matched=_match(expected, raised),
+        traps=len(traps),
+        traps_flagged=sum(1 for trap in traps if any(len(trap & ids) >= 2 for _, ids in raised)),
+        current_total=len(story["current"]),
+        current_correct=current_correct,
+        misses=misses,
+    )
+
+
+def _narrative_flags(workspace: Workspace, mode: str) -> list[Any]:
+    from conflicts.forgetting import StoryFact
+    from conflicts.story import batches
+
+    facts = [
+        StoryFact(
+            id=m.pk,
+            text=m.text,
+            scope=m.scope,
+            agent=m.agent,
+            at=m.valid_from,
+            conflict_count=m.conflict_count,
+            key=m.key,
+            vector=m.embedding,
+        )
+        for m in Memory.objects.filter(workspace=workspace, status__in=["active", "pending_embed"]).order_by(
+            "valid_from"
+        )
+    ]
+    if mode == "llm":
+        from conflicts.detection import detective_llm
+        from conflicts.narrative import Flag
+
+        result = detective_llm.detect(batches(facts))
+        return [Flag(f.kind, [x.id for x in f.facts], f.question, "narrative:llm") for f in result.flags]
+    from conflicts.detection import detective_offline
+
+    return detective_offline.detect(facts)
+
+
+def _match(expected: list[tuple[str, set[str]]], raised: list[tuple[str, set[str]]]) -> int:
+    """One-to-one: a raised flag matches an expected one of its kind sharing 2+ facts."""
+    used: set[int] = set()
+    matched = 0
+    for kind, ids in expected:
+        for index, (raised_kind, raised_ids) in enumerate(raised):
+            if index not in used and raised_kind == kind and len(ids & raised_ids) >= 2:
+                used.add(index)
+                matched += 1
+                break
+    return matched
+
+
+def _current_truth(
+    workspace: Workspace, story: dict[str, Any], by_story_id: dict[str, Memory], story_of: dict[uuid.UUID, str]
+) -> tuple[int, list[str]]:
+    correct = 0
+    misses = []
+    for item in story["current"]:
+        target = by_story_id[item["fact_id"]]
+        if item["status"] == "clear":
+            hits = recall(workspace=workspace, query=RecallQuery(query=item["subject"], k=1, touch=False))
+            ok = bool(hits) and hits[0].memory.pk == target.pk
+            got = story_of.get(hits[0].memory.pk, "?") if hits else "nothing"
+        else:
+            ok = ConflictCard.objects.filter(
+                workspace=workspace, state=CardState.OPEN, card_facts__memory=target
+            ).exists()
+            got = "no open card"
+        correct += ok
+        if not ok:
+            misses.append(
+                f"{story['id']} {item['subject']!r}: expected {item['fact_id']} ({item['status']}), got {got}"
+            )
+    return correct, misses

@@ -1,0 +1,324 @@
+"""The review dashboard: inbox, card, answer/undo, automatic decisions, insights (HTMX).
+
+Each page renders whole for a normal request and only its partial for an
+HTMX one; every link also carries ``href`` so the pages work without JavaScript.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import uuid
+
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import HttpResponseClientRedirect, push_url
+
+from conflicts import decisions as decision_queue
+from conflicts import inbox, insights
+from conflicts.feedback import CardAlreadyAnswered, card_answer, card_answer_undo
+from conflicts.models import ConflictCard, Tolerance
+from conflicts.tolerance import tolerance_set
+from memories.audit import Actor
+from memories.models import Event
+from memoryhub.charts import Series, bar_chart, line_chart
+from memoryhub.errors import DomainError
+from workspaces.access import membership_for, not_found_as_404
+from workspaces.models import Membership, Role
+
+
+def _htmx(request: HttpRequest) -> bool:
+    return bool(getattr(request, "htmx", False))
+
+
+@require_GET
+@login_required
+def inbox_view(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = membership_for(request, slug)
+    workspace = membership.workspace
+    filters = inbox.InboxFilters.from_query(request.GET.dict())
+    page = _int(request.GET.get("page"), 1)
+    cards, more = inbox.inbox_page(workspace=workspace, filters=filters, page=page)
+    context = {
+        "membership": membership,
+        "workspace": workspace,
+        "cards": cards,
+        "more": more,
+        "next_page": page + 1,
+        "filters": filters,
+        "filter_query": filters.as_query(),
+    }
+    if _htmx(request) and page > 1:
+        return render(request, "conflicts/_inbox_rows.html", context)
+    context["counts"] = inbox.card_counts(workspace=workspace)
+    context["choices"] = inbox.inbox_filter_choices(workspace=workspace)
+    if _htmx(request) and request.headers.get("HX-Target") == "inbox-list":
+        return render(request, "conflicts/_inbox_list.html", context)
+    return render(request, "conflicts/inbox.html", context)
+
+
+def _card_context(
+    request: HttpRequest, membership: Membership, card: ConflictCard, undoable: Event | None = None
+) -> dict[str, object]:
+    workspace = membership.workspace
+    place = inbox.place_of(card)
+    return {
+        "membership": membership,
+        "workspace": workspace,
+        "card": card,
+        "can_answer": membership.allows(Role.REVIEWER),
+        "next_card": inbox.card_after(workspace=workspace, place=place),
+        "previous_card": inbox.card_before(workspace=workspace, place=place),
+        "undoable": undoable or inbox.last_undoable_answer(workspace=workspace, user=request.user),
+        "counts": inbox.card_counts(workspace=workspace),
+    }
+
+
+@require_GET
+@login_required
+@not_found_as_404
+def card_view(request: HttpRequest, slug: str, card_id: uuid.UUID) -> HttpResponse:
+    membership = membership_for(request, slug)
+    card = inbox.card_for_review(workspace=membership.workspace, card_id=card_id)
+    context = _card_context(request, membership, card)
+    if _htmx(request):
+        return render(request, "conflicts/_review.html", {**context, "oob_counts": True})
+    return render(request, "conflicts/card.html", context)
+
+
+@require_POST
+@login_required
+@not_found_as_404
+def answer_view(request: HttpRequest, slug: str, card_id: uuid.UUID) -> HttpResponse:
+    membership = membership_for(request, slug, Role.REVIEWER)
+    workspace = membership.workspace
+    card, place = inbox.card_place(workspace=workspace, card_id=card_id)
+    error = ""
+    answered: Event | None = None
+    try:
+        answered = card_answer(
+            card=card,
+            choice=request.POST.get("answer", ""),
+            actor=Actor.for_user(request.user),  # type: ignore[arg-type]
+            current_memory=request.POST.get("current_fact") or None,
+            note=request.POST.get("note", ""),
+        ).event
+    except CardAlreadyAnswered as exc:
+        error = exc.message
+    except DomainError as exc:
+        error = exc.message
+    if error:
+        # Stay on this card and say why: who answered first, or what was wrong.
+        card = inbox.card_for_review(workspace=workspace, card_id=card_id)
+        if not _htmx(request):
+            messages.error(request, error)
+            return redirect("review:card", slug=slug, card_id=card_id)
+        context = {**_card_context(request, membership, card), "error": error, "oob_counts": True}
+        return render(request, "conflicts/_review.html", context)
+    following = inbox.card_after(workspace=workspace, place=place)
+    if following is None and request.POST.get("answer") == "skip":
+        following = card  # the only open card was skipped: show it again rather than "inbox zero"
+    return _show_next(
+        request, membership, following, done=card, choice=request.POST.get("answer", ""), undoable=answered
+    )
+
+
+def _show_next(
+    request: HttpRequest,
+    membership: Membership,
+    following: ConflictCard | None,
+    *,
+    done: ConflictCard | None = None,
+    choice: str = "",
+    undoable: Event | None = None,
+) -> HttpResponse:
+    slug = membership.workspace.slug
+    if following is None:
+        url = reverse("review:inbox", kwargs={"slug": slug})
+        if not _htmx(request):
+            return redirect(url)
+        context: dict[str, object] = {
+            "membership": membership,
+            "workspace": membership.workspace,
+            "card": None,
+            "counts": inbox.card_counts(workspace=membership.workspace),
+            "undoable": undoable or inbox.last_undoable_answer(workspace=membership.workspace, user=request.user),
+            "oob_counts": True,
+        }
+        return push_url(render(request, "conflicts/_review.html", context), url)
+    url = reverse("review:card", kwargs={"slug": slug, "card_id": following.pk})
+    if not _htmx(request):
+        return redirect(url)
+    card = inbox.card_for_review(workspace=membership.workspace, card_id=following.pk)
+    context = {
+        **_card_context(request, membership, card, undoable),
+        "oob_counts": True,
+        "answered": done,
+        "choice": choice,
+    }
+    return push_url(render(request, "conflicts/_review.html", context), url)
+
+
+@require_POST
+@login_required
+def undo_view(request: HttpRequest, slug: str) -> HttpResponse:
+    """Take back the person's latest answer and show that card again."""
+    membership = membership_for(request, slug, Role.REVIEWER)
+    workspace = membership.workspace
+    event = inbox.last_undoable_answer(workspace=workspace, user=request.user)
+    if event is None:
+        messages.info(request, "Nothing to undo.")
+        return redirect("review:inbox", slug=slug)
+    try:
+        card = card_answer_undo(event=event, actor=Actor.for_user(request.user))  # type: ignore[arg-type]
+    except DomainError as exc:
+        messages.error(request, exc.message)
+        if _htmx(request):
+            return HttpResponseClientRedirect(reverse("review:inbox", kwargs={"slug": slug}))
+        return redirect("review:inbox", slug=slug)
+    url = reverse("review:card", kwargs={"slug": slug, "card_id": card.pk})
+    if not _htmx(request):
+        return redirect(url)
+    card = inbox.card_for_review(workspace=workspace, card_id=card.pk)
+    context = {**_card_context(request, membership, card), "oob_counts": True, "undone": True}
+    return push_url(render(request, "conflicts/_review.html", context), url)
+
+
+@require_GET
+@login_required
+def decisions_view(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = membership_for(request, slug)
+    workspace = membership.workspace
+    page = Paginator(decision_queue.decisions_list(workspace=workspace), 25).get_page(request.GET.get("page"))
+    rows = decision_queue.decision_rows(workspace=workspace, events=list(page.object_list))
+    context = {
+        "membership": membership,
+        "workspace": workspace,
+        "page": page,
+        "rows": rows,
+        "can_decide": membership.allows(Role.ADMIN),
+    }
+    return render(request, "conflicts/decisions.html", context)
+
+
+@require_POST
+@login_required
+def decision_action_view(request: HttpRequest, slug: str, event_id: int, action: str) -> HttpResponse:
+    membership = membership_for(request, slug, Role.ADMIN)
+    workspace = membership.workspace
+    actor = Actor.for_user(request.user)  # type: ignore[arg-type]
+    reason = request.POST.get("reason", "").strip()
+    try:
+        event = decision_queue.decision_get(workspace=workspace, event_id=event_id)
+        if action == "revert":
+            decision_queue.decision_revert(event=event, actor=actor, reason=reason)
+            message = f"Reverted: {event.verb} #{event.pk}."
+        else:
+            decision_queue.decision_confirm(event=event, actor=actor, note=reason)
+            message = f"Confirmed: {event.verb} #{event.pk}."
+    except DomainError as exc:
+        error = exc.message
+        if _htmx(request):
+            row = f'<tr id="decision-{event_id}"><td colspan="5" class="error" role="alert">{_escape(error)}</td></tr>'
+            return HttpResponse(row)
+        messages.error(request, error)
+        return redirect("review:decisions", slug=slug)
+    if _htmx(request):
+        rows = decision_queue.decision_rows(workspace=workspace, events=[event])
+        return render(
+            request, "conflicts/_decision_row.html", {"row": rows[0], "workspace": workspace, "can_decide": True}
+        )
+    messages.success(request, message)
+    return redirect("review:decisions", slug=slug)
+
+
+@require_GET
+@login_required
+def insights_view(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = membership_for(request, slug)
+    workspace = membership.workspace
+    days = insights.cards_per_day(workspace=workspace, days=30)
+    history = insights.tolerance_history(workspace=workspace)
+    precision = insights.detector_precision(workspace=workspace)
+    context = {
+        "membership": membership,
+        "workspace": workspace,
+        "flow_chart": bar_chart(
+            [d.day.strftime("%b %d") for d in days],
+            [
+                Series("opened", [d.opened for d in days], "opened"),
+                Series("resolved", [d.resolved for d in days], "resolved"),
+            ],
+            label="Cards opened and resolved per day, last 30 days",
+        ),
+        "days": days,
+        "opened_total": sum(d.opened for d in days),
+        "resolved_total": sum(d.resolved for d in days),
+        "median_wait": _duration(insights.median_time_to_answer(workspace=workspace)),
+        "precision": precision,
+        "precision_chart": bar_chart(
+            [p.detector for p in precision],
+            [
+                Series("confirmed", [p.confirmed for p in precision], "resolved"),
+                Series("both true", [p.false_positives for p in precision], "false-positive"),
+            ],
+            label="Answers per detector: confirmed conflicts and false positives",
+            every=1,
+        )
+        if precision
+        else None,
+        "tolerance": insights.tolerance_now(workspace=workspace),
+        "tolerance_chart": line_chart(
+            [insights.tolerance_now(workspace=workspace) - sum(c.delta for c in history)] + [c.value for c in history],
+            label="Tolerance after each answer",
+            low=Tolerance.MINIMUM,
+            high=Tolerance.MAXIMUM,
+            reference=Tolerance.BASELINE,
+        ),
+        "history": history[-8:][::-1],
+        "is_admin": membership.allows(Role.ADMIN),
+    }
+    return render(request, "conflicts/insights.html", context)
+
+
+@require_POST
+@login_required
+def tolerance_view(request: HttpRequest, slug: str) -> HttpResponse:
+    membership = membership_for(request, slug, Role.ADMIN)
+    try:
+        value = float(request.POST.get("tolerance", ""))
+        tolerance_set(workspace=membership.workspace, value=value, actor=Actor.for_user(request.user))  # type: ignore[arg-type]
+        messages.success(request, f"Tolerance set to {value:.2f}.")
+    except ValueError:
+        messages.error(request, "Tolerance must be a number between 0.2 and 0.8.")
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    return redirect("review:insights", slug=slug)
+
+
+def _duration(value: dt.timedelta | None) -> str:
+    if value is None:
+        return ""
+    minutes = int(value.total_seconds() // 60)
+    if minutes < 60:
+        return f"{max(minutes, 1)} min"
+    if minutes < 48 * 60:
+        return f"{minutes // 60} h {minutes % 60} min"
+    return f"{minutes // (24 * 60)} days"
+
+
+def _int(value: str | None, default: int) -> int:
+    try:
+        return max(1, int(value or default))
+    except ValueError:
+        return default
+
+
+def _escape(text: str) -> str:
+    from django.utils.html import escape
+
+    return str(escape(text))

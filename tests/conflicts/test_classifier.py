@@ -1,0 +1,112 @@
+from __future__ import annotations
+
+import json
+from datetime import date
+
+import numpy as np
+import pytest
+
+from conflicts.detection.classifier import (
+    WEIGHTS_PATH,
+    PairInput,
+    classify,
+    classify_pairs,
+    load_detector,
+)
+from conflicts.detection.verdict import Relation
+
+
+def test_it_loads_the_shipped_weights_once() -> None:
+    assert WEIGHTS_PATH.stat().st_size < 5_000_000
+    metadata = json.loads(WEIGHTS_PATH.with_suffix(".json").read_text())
+    assert metadata["labels"] == ["compatible", "contradiction", "duplicate", "update"]
+    assert metadata["training_data"]["sha256"]
+    assert load_detector() is load_detector()
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "expected"),
+    [
+        ("A man is playing a guitar", "A man is not playing a guitar", Relation.TRUE_CONTRADICTION),
+        ("We never deploy on Fridays.", "We deploy on Fridays.", Relation.TRUE_CONTRADICTION),
+        (
+            "The company reported a profit of $2 million in the third quarter.",
+            "In the third quarter the company reported a $2 million profit.",
+            Relation.DUPLICATE,
+        ),
+        ("Maria lives in Lisbon.", "The Berlin office opens at 9.", Relation.COMPATIBLE),
+    ],
+)
+def test_it_classifies_obvious_pairs(a: str, b: str, expected: Relation) -> None:
+    assert classify(a, b).relation == expected
+
+
+def test_it_classifies_a_dated_change_as_temporal_with_the_newer_side_current() -> None:
+    p = classify("The team standup is at 9:30 every morning.", "Standup moved to 10:00.", "2024-01-10", "2024-06-01")
+    assert p.relation == Relation.TEMPORAL_CHANGE
+    assert p.current == "b"
+    assert any("moved to" in r for r in p.reasons)
+
+
+def test_the_times_choose_the_newer_side() -> None:
+    p = classify("Maria lives in Berlin.", "Maria lives in Lisbon.", date(2023, 1, 1), date(2021, 1, 1))
+    assert p.relation == Relation.TEMPORAL_CHANGE
+    assert p.current == "a"
+
+
+def test_without_times_or_change_wording_there_is_no_temporal_change() -> None:
+    p = classify("Maria lives in Lisbon.", "Maria lives in Berlin.")
+    assert p.relation != Relation.TEMPORAL_CHANGE
+    assert p.probabilities["temporal_change"] == 0.0
+
+
+def test_probabilities_sum_to_one_and_name_every_relation() -> None:
+    for p in classify_pairs(
+        [
+            PairInput("I play soccer every weekend.", "I do not like sports at all."),
+            PairInput("Backups are kept for 30 days.", "Backups are kept for 90 days.", "2022-01-01", "2023-01-01"),
+        ]
+    ):
+        assert set(p.probabilities) == {"temporal_change", "true_contradiction", "duplicate", "compatible"}
+        assert sum(p.probabilities.values()) == pytest.approx(1.0, abs=1e-6)
+        assert p.probability == max(p.probabilities.values())
+
+
+def test_it_is_deterministic_and_accepts_precomputed_embeddings() -> None:
+    from memories.embeddings import embed_texts
+
+    a, b = "The payment gateway timeout is 30 seconds.", "The payment gateway timeout is 10 seconds."
+    first = classify(a, b)
+    ua, ub = embed_texts([a, b])
+    again = classify_pairs([PairInput(a, b, a_embedding=ua, b_embedding=ub)])[0]
+    assert again.relation == first.relation
+    assert again.probabilities == pytest.approx(first.probabilities, abs=1e-5)
+    assert classify(a, b).probabilities == first.probabilities
+
+
+def test_a_verdict_carries_the_evidence() -> None:
+    v = classify(
+        "The project runs on Python 3.11.", "The project runs on Python 3.12.", "2023-01-01", "2024-01-01"
+    ).verdict()
+    assert v.tier == "classifier"
+    assert v.relation == Relation.TEMPORAL_CHANGE
+    assert v.current == "b"
+    assert any("versions differ" in r for r in v.reasons)
+    assert v.same_subject
+
+
+def test_an_empty_batch_is_fine() -> None:
+    assert classify_pairs([]) == []
+
+
+def test_embeddings_are_only_computed_for_missing_sides(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[list[str]] = []
+
+    def fake_embed(texts: list[str]) -> np.ndarray:
+        seen.append(texts)
+        return np.ones((len(texts), 384), dtype=np.float32) / np.sqrt(384)
+
+    monkeypatch.setattr("memories.embeddings.embed_texts", fake_embed)
+    given = np.ones(384, dtype=np.float32) / np.sqrt(384)
+    classify_pairs([PairInput("x is 1", "x is 2", a_embedding=given), PairInput("y", "x is 2", b_embedding=given)])
+    assert seen == [["x is 2", "y"]]

@@ -1,0 +1,145 @@
+"""The offline detective's timeline logic on hand-written stories.
+
+Pair verdicts are scripted (the classifier is tested on its own); the rules
+that spot announced changes and the embeddings that link facts are real.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from conflicts.detection.detective_offline import detect
+from conflicts.detection.verdict import Relation, Verdict
+from conflicts.forgetting import StoryFact
+
+T0 = dt.datetime(2025, 10, 1, 9, 0, tzinfo=dt.UTC)
+
+
+def fact(fid: str, text: str, days: float, scope: str = "backend", agent: str = "bot") -> StoryFact:
+    return StoryFact(id=fid, text=text, scope=scope, agent=agent, at=T0 + dt.timedelta(days=days))
+
+
+class Script:
+    def __init__(self, verdicts: dict[tuple[str, str], tuple[Relation, float]]) -> None:
+        self.verdicts = verdicts
+
+    def __call__(self, pairs: list[tuple[StoryFact, StoryFact]]) -> list[Verdict]:
+        out = []
+        for a, b in pairs:
+            relation, p = self.verdicts.get((str(a.id), str(b.id)), (Relation.COMPATIBLE, 0.9))
+            out.append(Verdict(relation=relation, probability=p, tier="scripted", current="b"))
+        return out
+
+
+def flags(story: list[StoryFact], script: dict[tuple[str, str], tuple[Relation, float]]) -> list[tuple[str, list]]:
+    return [(f.kind, f.fact_ids) for f in detect(story, classify=Script(script))]
+
+
+CHANGE, CLASH, SAME = Relation.TEMPORAL_CHANGE, Relation.TRUE_CONTRADICTION, Relation.DUPLICATE
+
+BROKER = [
+    fact("f1", "Background jobs go through RabbitMQ", 0),
+    fact("f2", "Moved the job broker off RabbitMQ onto SQS", 40),
+    fact("f3", "Stuck jobs: check the RabbitMQ queue, that's where workers consume from", 100),
+]
+
+
+def test_a_reversal_is_flagged_with_all_three_facts() -> None:
+    script = {("f1", "f2"): (CHANGE, 0.9), ("f2", "f3"): (CLASH, 0.8), ("f1", "f3"): (SAME, 0.8)}
+
+    [(kind, ids)] = flags(BROKER, script)
+
+    assert (kind, ids) == ("reversal", ["f1", "f2", "f3"])
+
+
+def test_an_announced_change_back_is_not_a_reversal() -> None:
+    story = [*BROKER[:2], fact("f3", "Switched the job broker back to RabbitMQ now that quorum is fixed", 100)]
+    script = {("f1", "f2"): (CHANGE, 0.9), ("f2", "f3"): (CHANGE, 0.9), ("f1", "f3"): (SAME, 0.8)}
+
+    assert flags(story, script) == []
+
+
+def test_two_current_facts_at_odds_are_an_ambiguity() -> None:
+    story = [
+        fact("f1", "Backup retention is 30 days", 0, scope="backups", agent="sre"),
+        fact("f2", "Database backups are kept for 14 days, then deleted", 8, scope="compliance", agent="policy"),
+    ]
+
+    [(kind, ids)] = flags(story, {("f1", "f2"): (CLASH, 0.85)})
+
+    assert (kind, ids) == ("ambiguity", ["f1", "f2"])
+
+
+def test_facts_about_the_user_at_odds_are_a_contradiction() -> None:
+    story = [
+        fact("f1", "User doesn't drink alcohol at all", 0, scope="prefs"),
+        fact("f2", "User's favourite Friday wind-down is a couple of pints of IPA", 29, scope="prefs"),
+    ]
+
+    [(kind, _)] = flags(story, {("f1", "f2"): (CLASH, 0.8)})
+
+    assert kind == "contradiction"
+
+
+def test_an_old_fact_newer_facts_disagree_with_is_stale() -> None:
+    story = [
+        fact("f1", "Frontend is bundled with Webpack 4; the build takes 6 minutes", 0, scope="build"),
+        fact("f2", "Dev server cold start is 400 ms with Vite", 190, scope="build"),
+        fact("f3", "CI production build takes 48 s", 240, scope="build"),
+    ]
+    script = {("f1", "f2"): (CLASH, 0.7), ("f1", "f3"): (CLASH, 0.7)}
+
+    [(kind, ids)] = flags(story, script)
+
+    assert (kind, ids) == ("stale", ["f1", "f2", "f3"])
+
+
+def test_an_announced_migration_is_not_flagged() -> None:
+    story = [
+        fact("f1", "Unit tests run on Jest", 0, scope="test"),
+        fact("f2", "Migrated unit tests from Jest to Vitest; Jest is no longer used", 120, scope="test"),
+    ]
+
+    assert flags(story, {("f1", "f2"): (CHANGE, 0.9)}) == []
+
+
+def test_a_same_session_refinement_is_not_flagged() -> None:
+    story = [
+        fact("f1", "Root cause: the encoder preset change", 0, scope="incident"),
+        fact("f2", "Root cause is the memory limit, the preset change was harmless", 0.01, scope="incident"),
+    ]
+
+    assert flags(story, {("f1", "f2"): (CLASH, 0.9)}) == []
+
+
+def test_compatible_facts_and_different_subjects_are_not_flagged() -> None:
+    story = [
+        fact("f1", "App logs are kept for 30 days", 0, scope="ops"),
+        fact("f2", "Audit logs are kept for 7 years", 10, scope="ops"),
+        fact("f3", "Webhook retries use exponential backoff, max 5 attempts", 11),
+        fact("f4", "Webhook retries also honour Retry-After, capped at 10 minutes", 25),
+    ]
+
+    assert flags(story, {}) == []
+
+
+def test_an_unsure_verdict_raises_nothing() -> None:
+    story = [fact("f1", "Standups are at 9:00", 0), fact("f2", "Standups are at 9:30", 10)]
+
+    assert flags(story, {("f1", "f2"): (CLASH, 0.5)}) == []
+
+
+def test_a_question_names_the_fact_in_doubt() -> None:
+    script = {("f1", "f2"): (CHANGE, 0.9), ("f2", "f3"): (CLASH, 0.8), ("f1", "f3"): (SAME, 0.8)}
+
+    [flag] = detect(BROKER, classify=Script(script))
+
+    assert flag.question.startswith('Is it still true that "Stuck jobs')
+    assert flag.asked == "f3"
+
+
+@pytest.mark.parametrize("count", [0, 1])
+def test_tiny_stories_raise_nothing(count: int) -> None:
+    assert detect(BROKER[:count], classify=Script({})) == []

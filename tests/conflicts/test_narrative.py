@@ -1,0 +1,168 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from conflicts.models import Answer, ConflictCard, DetectiveRun
+from conflicts.narrative import Flag, detective_request, detective_run, detective_schedule, flag_to_card
+from conflicts.story import short_id
+from memories.models import Memory
+from tests.conftest import AgentClient
+from tests.memories.recall_helpers import day, remember
+from workspaces.models import Workspace
+
+pytestmark = pytest.mark.django_db
+EVERYTHING = {"first_day": [1.0, 1.0], "first_week": [1.0, 1.0], "older": [1.0, 1.0]}
+
+
+@pytest.fixture
+def broker_story(workspace: Workspace, settings: Any) -> list[Memory]:
+    settings.MEMORYHUB_FORGETTING_RATES = EVERYTHING
+    return [
+        remember(workspace, "Background jobs go through RabbitMQ", scope="backend", valid_from=day(1)),
+        remember(workspace, "Moved the job broker from RabbitMQ to SQS", scope="backend", valid_from=day(3)),
+        remember(workspace, "Invoices paginate 50 rows per page", scope="frontend", valid_from=day(4)),
+        remember(workspace, "Stuck jobs: check the RabbitMQ queue invoices.pdf", scope="backend", valid_from=day(6)),
+    ]
+
+
+def confusions(*items: dict[str, Any]) -> str:
+    return json.dumps({"confusions": list(items)})
+
+
+def test_llm_mode_turns_a_confusion_into_a_card(llm: Any, workspace: Workspace, broker_story: list[Memory]) -> None:
+    rabbit, sqs, _, again = broker_story
+    ids = [short_id_of(m) for m in (rabbit, sqs, again)]
+    llm.script(confusions({"fact_ids": ids, "kind": "reversal", "question": "Is the job broker still SQS?"}))
+
+    run = detective_run(run_id=detective_request(workspace=workspace).pk, mode="llm")
+
+    assert run is not None
+    assert (run.state, run.mode, run.batches, run.flags_raised, run.cards_created) == ("done", "llm", 1, 1, 1)
+    assert run.tokens == 60
+    assert run.facts_read == run.facts_total == 4
+    card = ConflictCard.objects.get()
+    assert (card.kind, card.question, card.detector) == ("reversal", "Is the job broker still SQS?", "narrative:llm")
+    assert [f.memory_id for f in card.card_facts.all()] == [rabbit.pk, sqs.pk, again.pk]
+    story = llm.requests[0]["body"]["messages"][1]["content"]
+    assert story.index(ids[0]) < story.index(ids[1]) < story.index(ids[2])  # oldest first
+    assert llm.requests[0]["body"]["temperature"] == 0
+
+
+def short_id_of(memory: Memory) -> str:
+    from conflicts.forgetting import StoryFact
+
+    return short_id(StoryFact(id=memory.pk, text="", scope="", agent="", at=memory.valid_from))
+
+
+def test_malformed_output_is_retried_once_then_dropped(
+    llm: Any, workspace: Workspace, broker_story: list[Memory]
+) -> None:
+    llm.script(json.dumps({"confusions": "nope"}), json.dumps({"wrong": []}))
+
+    run = detective_run(run_id=detective_request(workspace=workspace).pk, mode="llm")
+
+    assert run is not None
+    assert (run.state, run.flags_raised) == ("done", 0)
+    assert len(llm.requests) == 2
+    assert not ConflictCard.objects.exists()
+
+
+def test_hallucinated_ids_and_empty_questions_are_dropped(
+    llm: Any, workspace: Workspace, broker_story: list[Memory]
+) -> None:
+    rabbit, sqs, *_ = broker_story
+    good = [short_id_of(rabbit), short_id_of(sqs)]
+    llm.script(
+        confusions(
+            {"fact_ids": [good[0], "deadbeef"], "kind": "ambiguity", "question": "Which broker?"},
+            {"fact_ids": good, "kind": "ambiguity", "question": "  "},
+            {"fact_ids": good, "kind": "stale", "question": "Is RabbitMQ still used?"},
+        )
+    )
+
+    run = detective_run(run_id=detective_request(workspace=workspace).pk, mode="llm")
+
+    assert run is not None
+    assert run.flags_raised == 1
+    assert ConflictCard.objects.get().question == "Is RabbitMQ still used?"
+
+
+def test_an_unreachable_llm_fails_nothing(llm: Any, workspace: Workspace, broker_story: list[Memory]) -> None:
+    llm.script(500, 500, 500, 500)
+
+    run = detective_run(run_id=detective_request(workspace=workspace).pk, mode="llm")
+
+    assert run is not None
+    assert (run.state, run.flags_raised) == ("done", 0)
+
+
+def test_a_fact_set_is_carded_once_open_or_resolved(workspace: Workspace, broker_story: list[Memory]) -> None:
+    rabbit, sqs, *_ = broker_story
+    flag = Flag("ambiguity", [rabbit.pk, sqs.pk], "Which broker do jobs use?", "narrative:test")
+
+    first = flag_to_card(workspace=workspace, flag=flag)
+    assert first is not None
+    ConflictCard.objects.filter(pk=first.pk).update(state="answered")
+
+    assert flag_to_card(workspace=workspace, flag=flag) is None
+    assert ConflictCard.objects.count() == 1
+
+
+def test_a_pair_answered_both_true_is_never_raised_again(workspace: Workspace, broker_story: list[Memory]) -> None:
+    rabbit, sqs, pages, again = broker_story
+    card = flag_to_card(workspace=workspace, flag=Flag("ambiguity", [rabbit.pk, sqs.pk], "q?", "narrative:test"))
+    assert card is not None
+    Answer.objects.create(card=card, choice="both")
+
+    wider = Flag("reversal", [rabbit.pk, sqs.pk, again.pk], "Still SQS?", "narrative:test")
+    assert flag_to_card(workspace=workspace, flag=wider) is None
+    other = Flag("ambiguity", [pages.pk, again.pk], "q?", "narrative:test")
+    assert flag_to_card(workspace=workspace, flag=other) is not None
+
+
+def test_a_card_marks_the_disputed_facts(workspace: Workspace, broker_story: list[Memory]) -> None:
+    rabbit, sqs, _, again = broker_story
+
+    flag_to_card(workspace=workspace, flag=Flag("reversal", [rabbit.pk, sqs.pk, again.pk], "q?", "narrative:test"))
+
+    assert {m.reliability for m in Memory.objects.filter(pk__in=[rabbit.pk, sqs.pk, again.pk])} == {"contradicted"}
+    assert Memory.objects.get(pk=again.pk).conflict_count == 1
+
+
+def test_a_burst_of_commits_queues_one_run(workspace: Workspace, broker_story: list[Memory]) -> None:
+    runs = [detective_schedule(workspace=workspace, trigger_memory=m) for m in broker_story * 25]
+
+    assert sum(run is not None for run in runs) == 1
+    assert DetectiveRun.objects.filter(state="queued").count() == 1
+
+
+def test_a_commit_during_a_run_queues_the_next_one(workspace: Workspace, broker_story: list[Memory]) -> None:
+    first = detective_schedule(workspace=workspace)
+    assert first is not None
+    DetectiveRun.objects.filter(pk=first.pk).update(state="running")
+
+    second = detective_schedule(workspace=workspace)
+
+    assert second is not None
+    assert second.pk != first.pk
+
+
+def test_a_run_is_claimed_once(workspace: Workspace, broker_story: list[Memory], monkeypatch: Any) -> None:
+    monkeypatch.setattr("conflicts.narrative._carry_out", lambda run, mode: None)
+    run = detective_request(workspace=workspace)
+
+    assert detective_run(run_id=run.pk) is not None
+    assert detective_run(run_id=run.pk) is None
+
+
+def test_the_api_queues_a_run_and_lists_runs(agent: AgentClient) -> None:
+    response = agent.post("/detective/run")
+
+    assert response.status_code == 202
+    body = response.json()
+    assert body["state"] == "queued"
+    assert agent.post("/detective/run").json()["id"] == body["id"]  # still the same queued run
+    assert [r["id"] for r in agent.get("/detective/runs").json()] == [body["id"]]

@@ -1,0 +1,102 @@
+from __future__ import annotations
+
+from datetime import date
+
+from conflicts.detection.rules import FEATURE_NAMES, analyse
+
+
+def test_it_flags_different_numbers_for_the_same_subject() -> None:
+    s = analyse(
+        "The public API rate limit is 100 requests per minute.", "The public API rate limit is 500 requests per minute."
+    )
+    assert s.same_subject
+    assert s.number_mismatch
+    assert any("numbers differ: 100 vs 500" in r for r in s.reasons)
+
+
+def test_it_keeps_units_with_numbers() -> None:
+    s = analyse("Each workspace gets 10 GB of storage.", "Each workspace gets 10 TB of storage.")
+    assert s.number_mismatch
+    assert s.numbers_a == ("10gb",)
+
+
+def test_it_does_not_flag_equal_numbers() -> None:
+    s = analyse("Backups are kept for 30 days.", "We keep backups for 30 days.")
+    assert not s.number_mismatch
+
+
+def test_it_flags_versions() -> None:
+    s = analyse("The project runs on Python 3.11.", "The project runs on Python 3.12.")
+    assert s.version_mismatch
+    assert not s.number_mismatch  # a version is not counted twice as a number
+    assert any("versions differ: 3.11 vs 3.12" in r for r in s.reasons)
+
+
+def test_it_flags_dates() -> None:
+    s = analyse("Version 2.0 shipped on March 3.", "Version 2.0 shipped on March 17.")
+    assert s.date_mismatch
+    assert any("dates differ" in r for r in s.reasons)
+
+
+def test_it_reads_iso_dates_and_years() -> None:
+    s = analyse("The contract ends on 2025-06-30.", "The contract ends on 2026-06-30.")
+    assert s.date_mismatch
+    assert s.dates_a == ("2025-06-30",)
+
+
+def test_it_flags_a_negation_flip() -> None:
+    s = analyse("Never use tabs in Python files.", "Use tabs in Python files.")
+    assert s.negation_flip
+    assert any("polarity flip" in r for r in s.reasons)
+
+
+def test_a_double_negation_is_no_flip() -> None:
+    s = analyse("We don't deploy on Fridays.", "We never deploy on Fridays.")
+    assert not s.negation_flip
+
+
+def test_it_finds_opposite_values() -> None:
+    s = analyse("I love country music.", "I hate country music.")
+    assert s.opposite_words == (("love", "hate"),)
+    assert any("opposite values: love vs hate" in r for r in s.reasons)
+
+
+def test_it_finds_change_markers_and_the_newer_side_from_wording() -> None:
+    s = analyse("Maria lives in Lisbon.", "Maria moved to Berlin.")
+    assert s.same_subject
+    assert "moved to" in s.change_markers_b
+    assert s.newer == "b"
+
+
+def test_used_to_marks_the_other_side_as_newer() -> None:
+    s = analyse("I live in Texas.", "I used to live in Ohio.")
+    assert s.past_markers_b == ("used to",)
+    assert s.newer == "a"
+
+
+def test_times_decide_the_newer_side_over_wording() -> None:
+    s = analyse("Maria moved to Berlin.", "Maria lives in Lisbon.", date(2024, 5, 1), "2023-01-01")
+    assert s.has_times
+    assert s.days_apart is not None
+    assert s.days_apart < 0
+    assert s.newer == "a"
+    assert any("days apart" in r for r in s.reasons)
+
+
+def test_different_subjects_sharing_a_word_are_not_the_same_subject() -> None:
+    s = analyse("The Berlin office opens at 9.", "Maria lives in Berlin and works remotely.")
+    assert not s.same_subject
+    assert not s.number_mismatch
+    assert any("but not a subject" in r for r in s.reasons)
+
+
+def test_rules_that_need_a_subject_stay_quiet_across_subjects() -> None:
+    s = analyse("The search team never deploys on Fridays.", "Sales calls happen on Fridays at 3pm.")
+    assert not s.same_subject
+    assert not s.negation_flip
+
+
+def test_features_match_their_names() -> None:
+    s = analyse("a", "b")
+    assert len(s.features()) == len(FEATURE_NAMES)
+    assert s.reasons == ()
