@@ -25,14 +25,10 @@ import json
 import os
 import random
 import re
-import socket
-import subprocess
 import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -50,6 +46,7 @@ from django.conf import settings  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
+from bench.common import cpu_model, free_port, gunicorn, load_average, percentile, verdict  # noqa: E402
 from memories.embeddings import DIMENSIONS, get_embedder  # noqa: E402
 from memories.models import Memory, Status  # noqa: E402
 from memories.services import memories_embed_pending  # noqa: E402
@@ -126,15 +123,6 @@ def fact_body(rng: random.Random) -> dict[str, object]:
 
 
 # --- Measuring ------------------------------------------------------------------------------------------------
-
-
-def percentile(values: list[float], q: float) -> float:
-    """Nearest-rank percentile; 0 for no values."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    rank = max(1, round(q / 100 * len(ordered) + 0.5 - 1e-9))
-    return ordered[min(rank, len(ordered)) - 1]
 
 
 def pstats(values: list[float]) -> str:
@@ -296,63 +284,12 @@ def hnsw_size_mb() -> float:
 # --- 2. The web server ----------------------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def ensure_broker_database() -> str:
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1 FROM pg_database WHERE datname = %s", [BROKER_DATABASE])
         if cursor.fetchone() is None:
             cursor.execute(f'CREATE DATABASE "{BROKER_DATABASE}"')
     return broker_url_on_database(BROKER_DATABASE)
-
-
-@contextmanager
-def web_server(port: int, broker_url: str) -> Iterator[subprocess.Popen[bytes]]:
-    gunicorn = str(Path(sys.executable).parent / "gunicorn")
-    command = [gunicorn, "memoryhub.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2", "--threads", "4"]
-    command += ["--log-level", "warning"]
-    env = {**os.environ, "CELERY_BROKER_URL": broker_url, "DJANGO_SETTINGS_MODULE": "memoryhub.settings"}
-    process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)  # noqa: S603
-    try:
-        wait_until_up(port, process)
-        yield process
-    finally:
-        stop(process)
-
-
-def wait_until_up(port: int, process: subprocess.Popen[bytes], timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"gunicorn exited with {process.returncode}")
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/login/")
-            if conn.getresponse().status == 200:
-                conn.close()
-                return
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise RuntimeError(f"gunicorn did not answer on port {port} within {timeout:.0f}s")
-
-
-def stop(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
-# --- 3. Concurrent commits ------------------------------------------------------------------------------------
 
 
 def run_agent(
@@ -455,25 +392,6 @@ def run_embedding(texts: int) -> EmbedResults:
 # --- Report ---------------------------------------------------------------------------------------------------
 
 
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
-
-
-def load_average() -> str:
-    return " ".join(f"{value:.2f}" for value in os.getloadavg())
-
-
-def verdict(value: float, target: float, *, below: bool) -> str:
-    ok = value < target if below else value >= target
-    return f"{'<' if below else '≥'} {target:g}  {'ok' if ok else 'MISSED'}"
-
-
 def report(
     *,
     args: argparse.Namespace,
@@ -562,7 +480,7 @@ def main() -> int:
             secrets.append(secret)
         port = free_port()
         print(f"starting gunicorn on 127.0.0.1:{port}")
-        with web_server(port, broker_url):
+        with gunicorn(port, {"CELERY_BROKER_URL": broker_url}):
             print(f"{args.agents} agents committing {args.commits:,} facts")
             commits = run_commits(port=port, keys=secrets, commits=args.commits, warmup=args.warmup)
         load_after = load_average()

@@ -44,6 +44,7 @@ from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
+from bench.common import percentile  # noqa: E402
 from conflicts.models import CardFact, CardKind, CardState, ConflictCard, Severity  # noqa: E402
 from memories.models import Kind, Memory, Reliability, Status  # noqa: E402
 from workspaces.models import Role, Workspace  # noqa: E402
@@ -121,11 +122,6 @@ class Timings:
     client: list[float] = field(default_factory=list)
     queries: list[int] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def timed(client: Client, method: str, path: str, timings: Timings, **extra: object) -> str:
@@ -216,15 +212,15 @@ def main() -> int:
         target = (
             TARGETS["answer"] if name.startswith("answer") else TARGETS["inbox"] if name.startswith("inbox") else None
         )
-        p95 = percentile(t.server, 0.95)
+        p95 = percentile(t.server, 95)
         mark = ""
         if target is not None:
             ok = p95 < target
             failed |= not ok
             mark = f"  {'ok' if ok else 'OVER'} (< {target:.0f} ms)"
         print(
-            f"{name:40} {len(t.server):>4} {percentile(t.server, 0.5):>8.1f} ms {p95:>8.1f} ms"
-            f" {percentile(t.client, 0.5):>8.1f} ms {percentile(t.cpu, 0.5):>6.1f} ms {max(t.queries):>8}{mark}"
+            f"{name:40} {len(t.server):>4} {percentile(t.server, 50):>8.1f} ms {p95:>8.1f} ms"
+            f" {percentile(t.client, 50):>8.1f} ms {percentile(t.cpu, 50):>6.1f} ms {max(t.queries):>8}{mark}"
         )
     return 1 if failed else 0
 

@@ -35,7 +35,8 @@ django.setup()
 from django.db import transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from bench.recall import embed_cached, generate_corpus, load_average, p50_p95, seed, size_label  # noqa: E402
+from bench.common import load_average, p50_p95  # noqa: E402
+from bench.recall import embed_cached, generate_corpus, seed, size_label  # noqa: E402
 from conflicts.detection.pipeline import detect  # noqa: E402
 from conflicts.ingestion import _draft  # noqa: E402
 from conflicts.models import DetectiveRun  # noqa: E402

@@ -36,15 +36,12 @@ import json
 import os
 import random
 import re
-import socket
 import string
-import subprocess
 import sys
 import time
 import uuid
 from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -64,6 +61,7 @@ from django.db import connection, transaction  # noqa: E402
 from django.db.models import QuerySet  # noqa: E402
 from pgvector.django import CosineDistance  # noqa: E402
 
+from bench.common import cpu_model, free_port, gunicorn, load_average, p50_p95, percentile, verdict  # noqa: E402
 from memories.embeddings import DIMENSIONS, embed_text, get_embedder  # noqa: E402
 from memories.models import Memory, Reliability, Status  # noqa: E402
 
@@ -696,19 +694,6 @@ def measure_index_recall(
 # --- Latency --------------------------------------------------------------------------------------------------
 
 
-def percentile(values: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile; 0 for no values."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    rank = max(1, round(q / 100 * len(ordered) + 0.5 - 1e-9))
-    return ordered[min(rank, len(ordered)) - 1]
-
-
-def p50_p95(values: Sequence[float]) -> str:
-    return f"{percentile(values, 50):6.1f} / {percentile(values, 95):6.1f}" if values else "-"
-
-
 @dataclass
 class Timed:
     ms: list[float] = field(default_factory=list)
@@ -773,48 +758,6 @@ def topic_precision(
 
 
 # --- HTTP -----------------------------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-@contextmanager
-def web_server(port: int) -> Iterator[subprocess.Popen[bytes]]:
-    """gunicorn as `make run` starts it: 2 workers × 4 threads."""
-    gunicorn = str(Path(sys.executable).parent / "gunicorn")
-    command = [gunicorn, "memoryhub.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2", "--threads", "4"]
-    command += ["--log-level", "warning"]
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "memoryhub.settings"}
-    process = subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)  # noqa: S603
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"gunicorn exited with {process.returncode}")
-            try:
-                conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-                conn.request("GET", "/login/")
-                if conn.getresponse().status == 200:
-                    conn.close()
-                    break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"gunicorn did not answer on port {port} within 60s")
-            time.sleep(0.2)
-        yield process
-    finally:
-        if process.poll() is None:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
 
 
 @dataclass
@@ -1173,20 +1116,6 @@ def run_identifiers(
 # --- Report ---------------------------------------------------------------------------------------------------
 
 
-def cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return "unknown CPU"
-
-
-def load_average() -> str:
-    return " ".join(f"{value:.2f}" for value in os.getloadavg())
-
-
 def relation_mb(name: str) -> float:
     with connection.cursor() as cursor:
         cursor.execute("SELECT pg_total_relation_size(%s)", [name])
@@ -1200,11 +1129,6 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
     print("  ".join("-" * w for w in widths))
     for row in rows:
         print("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
-
-
-def verdict(value: float, target: float, *, below: bool) -> str:
-    ok = value < target if below else value >= target
-    return "ok" if ok else "MISSED"
 
 
 @dataclass
@@ -1265,7 +1189,7 @@ def run_http(workspaces: dict[int, Workspace], results: list[SizeResult], questi
         port = free_port()
         print(f"\n== HTTP: gunicorn on 127.0.0.1:{port}, POST /api/v1/recall, Server-Timing", flush=True)
         warm = [q.text for q in generate_questions(20, seed=QUESTION_SEED + 2)]
-        with web_server(port):
+        with gunicorn(port):
             for result in results:
                 result.http = time_http(port, secrets[result.size], [q.text for q in questions], warm)
     finally:

@@ -32,7 +32,7 @@ LABELS = {
 
 
 # Opening a card or noting an ambiguity decides nothing: those are answered in the inbox.
-NOT_DECISIONS = ("conflict.card", "conflict.record_ambiguity")
+NOT_DECISIONS = ("conflict.card", "conflict.record")
 
 
 def decisions_list(*, workspace: Workspace) -> QuerySet[Event]:

@@ -29,6 +29,7 @@ import uuid
 from dataclasses import dataclass
 
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from conflicts.models import (
@@ -133,7 +134,7 @@ def _answer(
                 _both(tracker, facts)
             else:
                 _decide(tracker, card, facts, choice, current, note, actor)
-            _close(tracker, card, choice, note)
+            _close(tracker, card, facts, choice, note)
         tolerance_nudge(tracker, workspace=card.workspace, answer=choice)
         event = record_event(
             workspace=card.workspace,
@@ -293,24 +294,28 @@ def _both(tracker: Tracker, facts: list[Memory]) -> None:
             memory.save()
 
 
-def _close(tracker: Tracker, card: ConflictCard, choice: str, note: str) -> None:
+def _close(tracker: Tracker, card: ConflictCard, facts: list[Memory], choice: str, note: str) -> None:
+    """Close the card and every open uncertainty between its facts (a joined card holds several)."""
     now = timezone.now()
     state = CardState.DISMISSED if choice == AnswerChoice.BOTH else CardState.ANSWERED
     tracker.update(card, state=state, answered_at=now)
     card.save()
-    if card.uncertainty_id is None:
-        return
-    record = Uncertainty.objects.select_for_update().get(pk=card.uncertainty_id)
+    ids = [fact.pk for fact in facts]
+    records = Uncertainty.objects.select_for_update().filter(
+        Q(pk=card.uncertainty_id)
+        | Q(memory_a__in=ids, memory_b__in=ids, state__in=[UncertaintyState.OPEN, UncertaintyState.SURFACED])
+    )
     detail = {
         AnswerChoice.YES: "a reviewer confirmed the asked fact still holds",
         AnswerChoice.NO: "a reviewer said the asked fact changed",
         AnswerChoice.BOTH: "a reviewer said both facts are true (not a conflict)",
     }[AnswerChoice(choice)]
-    tracker.update(
-        record,
-        state=UncertaintyState.RESOLVED,
-        resolution_strategy=ResolutionStrategy.USER_CLARIFIED,
-        resolution_detail=detail + (f": {note}" if note else ""),
-        resolved_at=now,
-    )
-    record.save()
+    for record in records.order_by("pk"):
+        tracker.update(
+            record,
+            state=UncertaintyState.RESOLVED,
+            resolution_strategy=ResolutionStrategy.USER_CLARIFIED,
+            resolution_detail=detail + (f": {note}" if note else ""),
+            resolved_at=now,
+        )
+        record.save()

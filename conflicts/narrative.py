@@ -29,7 +29,7 @@ from conflicts.models import (
     UncertaintyType,
 )
 from conflicts.reliability import reliability_lower, severity_for
-from conflicts.services import UNCERTAINTY_FIELDS, card_create, fact_set_key, surface_context
+from conflicts.services import UNCERTAINTY_FIELDS, card_create, card_holding, surface_context
 from conflicts.story import batches
 from memories.audit import Actor, Tracker, record_event
 from memories.models import LIVE_STATUSES, Memory, Reliability
@@ -196,7 +196,7 @@ def flag_to_card(*, workspace: Workspace, flag: Flag) -> ConflictCard | None:
     memories = list(Memory.objects.filter(workspace=workspace, pk__in=flag.fact_ids).order_by("valid_from"))
     if len(memories) < 2:
         return None
-    if ConflictCard.objects.filter(workspace=workspace, fact_set_key=fact_set_key(memories)).exists():
+    if card_holding(memories) is not None:
         return None
     if _answered_both_true(memories):
         return None

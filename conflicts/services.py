@@ -19,6 +19,7 @@ from conflicts.detection.verdict import Relation, Verdict
 from conflicts.models import (
     CardFact,
     CardKind,
+    CardState,
     ConflictCard,
     DetectionContext,
     ResolutionStrategy,
@@ -28,7 +29,12 @@ from conflicts.models import (
     UncertaintyType,
 )
 from conflicts.reliability import reliability_lower, reliability_raise, severity_for
-from conflicts.tolerance import auto_resolve_threshold, tolerance_value
+from conflicts.tolerance import (
+    announced_resolve_threshold,
+    auto_resolve_threshold,
+    surface_threshold,
+    tolerance_value,
+)
 from memories.audit import Actor, Tracker, record_event
 from memories.models import LIVE_STATUSES, Memory, Reliability, Source, Status
 from memories.services import apply_link, apply_reinforce, apply_supersede
@@ -75,7 +81,7 @@ def pair_already_considered(a: Memory, b: Memory) -> bool:
     pair = Q(memory_a=a, memory_b=b) | Q(memory_a=b, memory_b=a)
     if Uncertainty.objects.filter(pair).exists():
         return True
-    return ConflictCard.objects.filter(workspace_id=a.workspace_id, fact_set_key=fact_set_key([a, b])).exists()
+    return card_holding([a, b]) is not None
 
 
 def same_subject(a: Memory, b: Memory, verdict: Verdict) -> bool:
@@ -103,7 +109,7 @@ def conflict_resolve(
             return _temporal_change(older, newer, verdict, context, actor)
         if verdict.relation == Relation.TRUE_CONTRADICTION:
             return _contradiction(older, newer, verdict, context, actor)
-        return _ambiguous(older, newer, verdict, context, actor)
+        return _record(older, newer, verdict, context, actor)
 
 
 def _lock_live(a: Memory, b: Memory) -> tuple[Memory | None, Memory | None]:
@@ -140,9 +146,13 @@ def _temporal_change(
     older: Memory, newer: Memory, verdict: Verdict, context: DetectionContext, actor: Actor
 ) -> Resolution:
     loser, winner = (newer, older) if verdict.current == "a" else (older, newer)
-    threshold = auto_resolve_threshold(tolerance_value(older.workspace))
+    tolerance = tolerance_value(older.workspace)
+    threshold = (announced_resolve_threshold if verdict.announced else auto_resolve_threshold)(tolerance)
     if verdict.probability < threshold:
-        # Not sure enough to rewrite history silently: ask a person.
+        # Not sure enough to rewrite history silently: ask a person, or, when
+        # not even sure enough to ask, keep it as an open uncertainty.
+        if verdict.probability < surface_threshold(tolerance):
+            return _record(loser, winner, verdict, context, actor, UncertaintyType.STALE)
         return _card_pair(
             loser,
             winner,
@@ -216,6 +226,8 @@ def _contradiction(
             reason=_reason("contradiction", verdict),
         )
         return Resolution("dominance", uncertainty=uncertainty)
+    if verdict.probability < surface_threshold(tolerance_value(older.workspace)):
+        return _record(older, newer, verdict, context, actor, UncertaintyType.CONTRADICTION)
     return _card_pair(
         older,
         newer,
@@ -229,13 +241,21 @@ def _contradiction(
     )
 
 
-def _ambiguous(older: Memory, newer: Memory, verdict: Verdict, context: DetectionContext, actor: Actor) -> Resolution:
+def _record(
+    older: Memory,
+    newer: Memory,
+    verdict: Verdict,
+    context: DetectionContext,
+    actor: Actor,
+    kind: UncertaintyType = UncertaintyType.AMBIGUOUS,
+) -> Resolution:
+    """An open uncertainty and nothing else: no card, no fact changed."""
     tracker = Tracker()
-    uncertainty = _uncertainty(tracker, older, newer, verdict, context, UncertaintyType.AMBIGUOUS)
+    uncertainty = _uncertainty(tracker, older, newer, verdict, context, kind)
     record_event(
         workspace=older.workspace,
         actor=actor,
-        verb="conflict.record_ambiguity",
+        verb="conflict.record",
         memory=older,
         changes=tracker.changes,
         automatic=True,
@@ -264,7 +284,7 @@ def _card_pair(
         tracker.update(memory, conflict_count=memory.conflict_count + 1)
         memory.save()
     uncertainty = _uncertainty(tracker, asked, other, verdict, context, uncertainty_type, temporal=temporal)
-    card = card_create(
+    card = _card_join(tracker, asked, other) or card_create(
         tracker,
         kind=kind,
         memories=pair_order(asked, other),
@@ -285,6 +305,27 @@ def _card_pair(
         reason=_reason(str(verdict.relation), verdict),
     )
     return Resolution("carded", uncertainty=uncertainty, card=card)
+
+
+def _card_join(tracker: Tracker, asked: Memory, other: Memory) -> ConflictCard | None:
+    """One open question per fact: a later rival of an already asked fact joins its card.
+
+    "Is Ivo still on call?" is asked once, with every newer on-call fact beside
+    it (a 3+ fact card lets the reviewer pick the current one), not once per rival.
+    """
+    card = (
+        ConflictCard.objects.select_for_update()
+        .filter(workspace_id=asked.workspace_id, asked_memory=asked, state=CardState.OPEN)
+        .order_by("created_at")
+        .first()
+    )
+    if card is None:
+        return None
+    positions = list(CardFact.objects.filter(card=card).values_list("memory_id", "position"))
+    if other.pk not in {memory_id for memory_id, _ in positions}:
+        fact = CardFact.objects.create(card=card, memory=other, position=max(p for _, p in positions) + 1)
+        tracker.created(fact, ["card", "memory", "position"])
+    return card
 
 
 def _uncertainty(
@@ -337,10 +378,10 @@ def card_create(
     severity: str = Severity.MEDIUM,
     uncertainty: Uncertainty | None = None,
 ) -> ConflictCard | None:
-    """One card per fact set, ever: returns None when this set was carded before."""
+    """One card per fact set, ever: returns None when a card (open or closed) already holds them all."""
     key = fact_set_key(list(memories))
     workspace_id = memories[0].workspace_id
-    if ConflictCard.objects.filter(workspace_id=workspace_id, fact_set_key=key).exists():
+    if card_holding(list(memories)) is not None:
         return None
     card = ConflictCard.objects.create(
         workspace_id=workspace_id,
@@ -358,6 +399,14 @@ def card_create(
         fact = CardFact.objects.create(card=card, memory=memory, position=position)
         tracker.created(fact, ["card", "memory", "position"])
     return card
+
+
+def card_holding(memories: list[Memory]) -> ConflictCard | None:
+    """A card, in any state, whose facts include every one of ``memories``."""
+    cards = ConflictCard.objects.filter(workspace_id=memories[0].workspace_id)
+    for memory in memories:
+        cards = cards.filter(card_facts__memory=memory)
+    return cards.first()
 
 
 def fact_set_key(memories: list[Memory]) -> str:

@@ -47,6 +47,7 @@ class StoryOutcome:
     current_total: int
     current_correct: int
     misses: list[str] = field(default_factory=list)
+    detectors: list[str] = field(default_factory=list)  # parallel to ``raised``
 
 
 @dataclass
@@ -141,10 +142,8 @@ def _replay(story: dict[str, Any], mode: str) -> StoryOutcome:
     for flag in _narrative_flags(workspace, mode):
         flag_to_card(workspace=workspace, flag=flag)
 
-    raised = [
-        (card.kind, {story_of[f.memory_id] for f in card.card_facts.all()})
-        for card in ConflictCard.objects.filter(workspace=workspace).prefetch_related("card_facts")
-    ]
+    cards = list(ConflictCard.objects.filter(workspace=workspace).prefetch_related("card_facts"))
+    raised = [(card.kind, {story_of[f.memory_id] for f in card.card_facts.all()}) for card in cards]
     expected = [(e["kind"], set(e["fact_ids"])) for e in story["expected_flags"]]
     traps = [set(t["fact_ids"]) for t in story["must_not_flag"]]
     current_correct, misses = _current_truth(workspace, story, by_story_id, story_of)
@@ -158,6 +157,7 @@ def _replay(story: dict[str, Any], mode: str) -> StoryOutcome:
         current_total=len(story["current"]),
         current_correct=current_correct,
         misses=misses,
+        detectors=[card.detector for card in cards],
     )
 
 

@@ -30,6 +30,26 @@ def auto_resolve_threshold(tolerance: float) -> float:
     return min(1.0, 0.85 - 0.5 * (tolerance - Tolerance.BASELINE))
 
 
+def announced_resolve_threshold(tolerance: float) -> float:
+    """The same, for a change the newer fact announces itself ("moved to", "switched to").
+
+    Wording that says "this replaces that" is strong evidence on its own, so the
+    bar is 0.35 lower: 0.50 at the baseline.
+    """
+    return auto_resolve_threshold(tolerance) - 0.35
+
+
+def surface_threshold(tolerance: float) -> float:
+    """Probability a disagreement needs to become a conflict card for people to answer.
+
+    Below it, the disagreement is kept as an open uncertainty (recall flags it,
+    agents can surface it in conversation) but nobody is asked. 0.75 at the
+    baseline; a tolerant workspace (0.8) asks only above 0.90, an eager one
+    (0.2) from 0.60.
+    """
+    return 0.75 + 0.5 * (tolerance - Tolerance.BASELINE)
+
+
 # How one review answer moves the workspace's tolerance. A correction means the
 # hub decided too eagerly (ask more, resolve less); a confirmation or a dismissal
 # means the hub asked about something it could have settled or left alone.

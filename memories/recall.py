@@ -22,6 +22,7 @@ from __future__ import annotations
 import datetime as dt
 import math
 import re
+import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field, fields, replace
@@ -35,6 +36,7 @@ from django.db.models import F, Q, QuerySet
 from django.db.models.functions import Now
 from pgvector.django import CosineDistance
 
+from memories.embeddings import DIMENSIONS
 from memories.models import LIVE_STATUSES, Link, Memory, Reliability
 from memoryhub.errors import InvalidInput
 from workspaces.models import Workspace
@@ -48,7 +50,14 @@ RELIABILITY_FACTOR = {
 RELIABILITY_FLOOR = 0.3
 # Two results at least this similar say the same thing: keep the most confident.
 DUPLICATE_COSINE = 0.8
+SAME_CONFIDENCE = 0.05
+SAME_SCORE = 0.05
 TOKEN = re.compile(r"\w+", re.UNICODE)
+# Query words in more than this share of all facts do not fetch lexical candidates
+# (and in more than this many facts: on a small table every match is cheap).
+COMMON_LEXEME_SHARE = 0.0025
+COMMON_LEXEME_MIN_FACTS = 300
+COMMON_LEXEMES_TTL = 600.0  # seconds; ANALYZE refreshes the statistics behind it
 
 Mode = Literal["semantic", "hybrid"]
 LexicalBackend = Literal["local_bm25", "postgres"]
@@ -218,17 +227,60 @@ def _vector_candidates(base: QuerySet[Memory], vector: np.ndarray[Any, Any], poo
 
 
 def _lexical_candidates(base: QuerySet[Memory], text: str, pool_size: int) -> list[Memory]:
-    terms = _tokens(text)
-    if not terms:
+    lexemes = _rare_lexemes(text)
+    if not lexemes:
         return []
-    # OR of the query's words: a fact sharing one rare identifier is a candidate.
-    tsquery = SearchQuery(" | ".join(sorted(set(terms))), search_type="raw", config="english")
+    # OR of the query's rare words: a fact sharing one rare identifier is a candidate.
+    # Common words ("team", "service") would match a large share of the workspace
+    # and cost a rank computation each; they still count in the pool's scoring.
+    tsquery = SearchQuery(" | ".join(_quoted(x) for x in lexemes), search_type="raw", config="simple")
     qs = (
         base.filter(search_vector=tsquery)
         .annotate(rank=SearchRank(F("search_vector"), tsquery, cover_density=True, normalization=32))
         .order_by("-rank")[:pool_size]
     )
     return list(qs)
+
+
+def _rare_lexemes(text: str) -> list[str]:
+    """The query's lexemes (English stemming) minus those in more than ``COMMON_LEXEME_SHARE`` of facts."""
+    if not _tokens(text):
+        return []
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT lexeme FROM unnest(to_tsvector('english', %s))", [text])
+        lexemes = sorted(row[0] for row in cursor.fetchall())
+    common = _common_lexemes()
+    return [x for x in lexemes if x not in common]
+
+
+_common_cache: tuple[float, frozenset[str]] = (0.0, frozenset())
+
+
+def _common_lexemes() -> frozenset[str]:
+    """Lexemes in more than ``COMMON_LEXEME_SHARE`` of all facts, from ANALYZE's statistics (cached)."""
+    global _common_cache
+    fetched_at, common = _common_cache
+    if time.monotonic() - fetched_at < COMMON_LEXEMES_TTL:
+        return common
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """
+            SELECT element
+            FROM pg_stats
+            JOIN pg_class ON pg_class.relname = pg_stats.tablename
+            CROSS JOIN unnest(most_common_elems::text::text[], most_common_elem_freqs) AS s(element, share)
+            WHERE tablename = 'memories_memory' AND attname = 'search_vector' AND element IS NOT NULL
+              AND share > %s AND share * pg_class.reltuples > %s
+            """,
+            [COMMON_LEXEME_SHARE, COMMON_LEXEME_MIN_FACTS],
+        )
+        common = frozenset(row[0] for row in cursor.fetchall())
+    _common_cache = (time.monotonic(), common)
+    return common
+
+
+def _quoted(lexeme: str) -> str:
+    return "'" + lexeme.replace("'", "''").replace("\\", "\\\\") + "'"
 
 
 def _tokens(text: str) -> list[str]:
@@ -367,23 +419,42 @@ def _score(
 
 
 def _diverse(hits: list[Hit], k: int) -> list[Hit]:
-    """Collapse near-duplicates (cosine ≥ 0.8) to their most confident member, keeping k results."""
-    chosen: list[Hit] = []
-    for hit in hits:
-        twin = next((c for c in chosen if _similar(c.memory, hit.memory)), None)
-        if twin is None:
+    """Collapse near-duplicates (cosine ≥ 0.8) to one member, keeping k results.
+
+    The member kept is the most confident one; between equally confident
+    statements (within ``SAME_CONFIDENCE``) that rank alike (within
+    ``SAME_SCORE``), the newer: two near-identical statements made at
+    different times are an answer and its update. A clearly better match (a
+    ticket key's own fact over its templated siblings) is never swapped out.
+    """
+    similar = _near_duplicates(hits)
+    chosen: list[int] = []  # indexes into hits
+    for i, hit in enumerate(hits):
+        slot = next((n for n, j in enumerate(chosen) if similar[i, j]), None)
+        if slot is None:
             if len(chosen) < k:
-                chosen.append(hit)
+                chosen.append(i)
             continue
-        if hit.memory.confidence > twin.memory.confidence:
-            chosen[chosen.index(twin)] = hit
-    return chosen
+        if _preferred(hit, hits[chosen[slot]]):
+            chosen[slot] = i
+    return [hits[i] for i in chosen]
 
 
-def _similar(a: Memory, b: Memory) -> bool:
-    if a.embedding is None or b.embedding is None:
-        return False
-    return float(np.dot(a.embedding, b.embedding)) >= DUPLICATE_COSINE
+def _near_duplicates(hits: list[Hit]) -> np.ndarray[Any, Any]:
+    """Which pairs of hits are near-duplicates (one matrix product; no embedding, no twin)."""
+    vectors = np.zeros((len(hits), DIMENSIONS), dtype=np.float32)
+    for i, hit in enumerate(hits):
+        if hit.memory.embedding is not None:
+            vectors[i] = hit.memory.embedding
+    similar: np.ndarray[Any, Any] = (vectors @ vectors.T) >= DUPLICATE_COSINE
+    return similar
+
+
+def _preferred(candidate: Hit, kept: Hit) -> bool:
+    new, old = candidate.memory, kept.memory
+    if abs(new.confidence - old.confidence) > SAME_CONFIDENCE:
+        return new.confidence > old.confidence
+    return kept.score - candidate.score <= SAME_SCORE and new.valid_from > old.valid_from
 
 
 def _expansions(results: list[Hit], spec: Expand) -> list[Hit]:

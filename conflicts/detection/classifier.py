@@ -35,6 +35,10 @@ if TYPE_CHECKING:
 
 WEIGHTS_PATH = Path(__file__).parent / "weights" / "detector.npz"
 TIER = "classifier"
+# Facts that share no subject words (by the rules) are only the same subject when
+# the model is this sure they conflict ("I play soccer" / "I do not like sports");
+# below it, long texts that merely share vocabulary never invalidate each other.
+SURE_WITHOUT_SHARED_WORDS = 0.8
 When = str | date | datetime | None
 
 
@@ -60,13 +64,23 @@ class Prediction:
     def reasons(self) -> tuple[str, ...]:
         return self.signals.reasons
 
+    @property
+    def announced(self) -> bool:
+        """The current side says itself that it replaces the other."""
+        s = self.signals
+        if self.current == "a":
+            return bool(s.change_markers_a or s.past_markers_b)
+        return bool(s.change_markers_b or s.past_markers_a)
+
     def verdict(self) -> Verdict:
         return Verdict(
             relation=self.relation,
             probability=self.probability,
             tier=TIER,
             current=self.current,
-            same_subject=self.signals.same_subject or self.relation != Relation.COMPATIBLE,
+            same_subject=self.signals.same_subject
+            or (self.relation != Relation.COMPATIBLE and self.probability >= SURE_WITHOUT_SHARED_WORDS),
+            announced=self.announced,
             reasons=self.reasons,
             probabilities=dict(self.probabilities),
         )

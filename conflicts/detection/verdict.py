@@ -23,7 +23,9 @@ class Verdict:
 
     ``current`` names the side that holds now when the relation is a temporal
     change; ``same_subject`` is False when the facts only share words, and then
-    neither may invalidate the other.
+    neither may invalidate the other; ``announced`` is True when the current
+    side says itself that something changed ("moved to", "switched", "no
+    longer", or "used to" on the other side).
     """
 
     relation: Relation
@@ -31,6 +33,7 @@ class Verdict:
     tier: str
     current: Literal["a", "b"] | None = None
     same_subject: bool = True
+    announced: bool = False
     reasons: tuple[str, ...] = ()
     reasoning: str = ""
     probabilities: dict[str, float] = field(default_factory=dict)

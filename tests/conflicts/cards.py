@@ -34,7 +34,9 @@ def pair_card(
     """Two facts and the card detection raises about them (asked: the older one)."""
     a = memory(workspace=workspace, text=older, kind=kind, valid_from=day(start), **fields)
     b = memory(workspace=workspace, text=newer, kind=kind, valid_from=day(start + 1), **fields)
-    verdict = Verdict(relation=relation, probability=0.8, tier="rules", current="b", reasons=reasons)
+    # Sure enough to card at any tolerance, not sure enough to supersede silently.
+    probability = 0.95 if relation == Relation.TRUE_CONTRADICTION else 0.8
+    verdict = Verdict(relation=relation, probability=probability, tier="rules", current="b", reasons=reasons)
     resolution = conflict_resolve(older=a, newer=b, verdict=verdict, context="ingestion", actor=DETECTOR)
     assert resolution.card is not None, resolution.action
     return resolution.card, a, b

@@ -110,3 +110,28 @@ def test_embeddings_are_only_computed_for_missing_sides(monkeypatch: pytest.Monk
     given = np.ones(384, dtype=np.float32) / np.sqrt(384)
     classify_pairs([PairInput("x is 1", "x is 2", a_embedding=given), PairInput("y", "x is 2", b_embedding=given)])
     assert seen == [["x is 2", "y"]]
+
+
+@pytest.mark.parametrize(("probability", "same_subject"), [(0.7, False), (0.85, True)])
+def test_facts_sharing_no_subject_invalidate_each_other_only_when_the_model_is_sure(
+    probability: float, same_subject: bool
+) -> None:
+    from conflicts.detection import rules
+    from conflicts.detection.classifier import Prediction
+
+    signals = rules.analyse("Weekday support hours extended to 7am-9pm", "Weekends remain email-only")
+    assert not signals.same_subject
+    prediction = Prediction(Relation.TRUE_CONTRADICTION, probability, {}, None, signals)
+
+    assert prediction.verdict().same_subject is same_subject
+
+
+def test_a_change_is_announced_by_the_current_side() -> None:
+    from conflicts.detection import rules
+    from conflicts.detection.classifier import Prediction
+
+    signals = rules.analyse("The user lives in Porto", "The user moved from Porto to Utrecht")
+    announced = Prediction(Relation.TEMPORAL_CHANGE, 0.6, {}, "b", signals)
+    backwards = Prediction(Relation.TEMPORAL_CHANGE, 0.6, {}, "a", signals)
+
+    assert (announced.verdict().announced, backwards.verdict().announced) == (True, False)

@@ -90,6 +90,24 @@ def test_no_supersedes_the_asked_fact_by_the_newest_other(workspace: Workspace, 
     assert Answer.objects.get().note == "she eats meat since March"
 
 
+def test_no_on_a_joined_card_settles_every_rival_and_each_uncertainty(workspace: Workspace, ana: Actor) -> None:
+    card, ivo, rhea = pair_card(
+        workspace, "Ivo is the on-call engineer", "Rhea is the on-call engineer", relation=Relation.TEMPORAL_CHANGE
+    )
+    tomas = Memory.objects.create(
+        workspace=workspace, text="Tomás is the on-call engineer", kind="trait", valid_from=rhea.valid_from
+    )
+    later = Verdict(relation=Relation.TEMPORAL_CHANGE, probability=0.8, tier="rules", current="b")
+    assert conflict_resolve(older=ivo, newer=tomas, verdict=later, context="ingestion", actor=DETECTOR).card == card
+
+    card_answer(card=card, choice="no", actor=ana)
+
+    assert Memory.objects.get(pk=ivo.pk).superseded_by_id == tomas.pk
+    assert Memory.objects.get(pk=rhea.pk).superseded_by_id == tomas.pk
+    assert set(Uncertainty.objects.values_list("state", "resolution_strategy")) == {("resolved", "user_clarified")}
+    assert Uncertainty.objects.count() == 2
+
+
 @pytest.mark.parametrize(
     ("note", "forget"),
     [

@@ -112,12 +112,53 @@ def test_an_unsure_temporal_change_becomes_a_card_instead(workspace: Workspace) 
     assert Memory.objects.get(pk=old.pk).conflict_count == 1
 
 
+def test_later_rivals_of_an_asked_fact_join_its_open_card(workspace: Workspace) -> None:
+    ivo = remember(workspace, "Ivo is the on-call engineer this week", valid_from=day(1))
+    rhea = remember(workspace, "Rhea is the on-call engineer this week", valid_from=day(2))
+    tomas = remember(workspace, "Tomás is the on-call engineer this week", valid_from=day(3))
+
+    assert resolve(ivo, rhea, verdict(Relation.TEMPORAL_CHANGE, p=0.8, current="b")) == "carded"
+    assert resolve(ivo, tomas, verdict(Relation.TEMPORAL_CHANGE, p=0.8, current="b")) == "carded"
+    assert resolve(ivo, tomas, verdict(Relation.TEMPORAL_CHANGE, p=0.8, current="b")) == "none"
+
+    card = ConflictCard.objects.get()  # one question about Ivo, not one per rival
+    assert [f.memory_id for f in card.card_facts.all()] == [ivo.pk, rhea.pk, tomas.pk]
+    assert Uncertainty.objects.filter(state="open").count() == 2
+    change = Event.objects.filter(verb="conflict.card").latest("created_at")
+    event_undo(event=change, actor=Actor.system("test"))
+    assert [f.memory_id for f in card.card_facts.all()] == [ivo.pk, rhea.pk]
+
+
 def test_a_tolerant_workspace_resolves_the_same_change_silently(workspace: Workspace) -> None:
     Tolerance.objects.create(workspace=workspace, value=0.8)
     old = remember(workspace, "Standups are at 9:00", valid_from=day(1))
     new = remember(workspace, "Standups are at 9:30", valid_from=day(2))
 
     assert resolve(old, new, verdict(Relation.TEMPORAL_CHANGE, p=0.8, current="b")) == "superseded"
+
+
+def test_a_change_the_newer_fact_announces_is_applied_at_lower_certainty(workspace: Workspace) -> None:
+    old = remember(workspace, "The user lives in Bristol", valid_from=day(1))
+    new = remember(workspace, "The user moved from Bristol to Bath", valid_from=day(3))
+
+    assert resolve(old, new, verdict(Relation.TEMPORAL_CHANGE, p=0.55, current="b", announced=True)) == "superseded"
+    assert Memory.objects.get(pk=old.pk).superseded_by_id == new.pk
+
+
+@pytest.mark.parametrize("relation", [Relation.TEMPORAL_CHANGE, Relation.TRUE_CONTRADICTION])
+def test_a_disagreement_below_the_surface_threshold_is_kept_without_a_card(
+    workspace: Workspace, relation: Relation
+) -> None:
+    a = remember(workspace, "Standups are at 9:00", valid_from=day(1))
+    b = remember(workspace, "Standups are at 9:30", valid_from=day(2))
+    before = state(a, b)
+
+    assert resolve(a, b, verdict(relation, p=0.6, current="b")) == "recorded"
+
+    assert not ConflictCard.objects.exists()
+    assert state(a, b) == before
+    assert Uncertainty.objects.get().state == "open"
+    assert resolve(a, b, verdict(relation, p=0.9, current="b")) == "none"  # never raised twice
 
 
 def test_a_contradiction_between_beliefs_marks_both_and_asks(workspace: Workspace) -> None:

@@ -147,6 +147,50 @@ def test_near_duplicates_collapse_to_the_most_confident_and_k_stays_k(workspace:
     assert {h.memory.pk for h in hits} - {confident.pk} <= {m.pk for m in others}
 
 
+@pytest.mark.parametrize(
+    ("newer_score", "newer_confidence", "kept"),
+    [
+        (0.68, 0.9, "newer"),  # ranks alike, equally sure: the update wins
+        (0.50, 0.9, "older"),  # a clearly better match stays
+        (0.68, 0.5, "older"),  # the older is clearly more confident
+    ],
+)
+def test_diversity_keeps_the_newer_of_two_near_identical_statements_only_when_they_rank_alike(
+    newer_score: float, newer_confidence: float, kept: str
+) -> None:
+    from memories.recall import Hit, ScoreParts, _diverse
+
+    vector = [1.0] + [0.0] * 383
+    older = Memory(text="The Growth plan costs $29", confidence=0.9, valid_from=day(1), embedding=vector)
+    newer = Memory(text="The Growth plan costs $39", confidence=newer_confidence, valid_from=day(5), embedding=vector)
+    hits = [Hit(older, 0.70, ScoreParts(), "reliable"), Hit(newer, newer_score, ScoreParts(), "reliable")]
+
+    (survivor,) = _diverse(hits, k=10)
+
+    assert survivor.memory is (newer if kept == "newer" else older)
+
+
+def test_words_common_to_much_of_the_workspace_fetch_no_lexical_candidates(workspace: Workspace) -> None:
+    from django.db import connection
+
+    from memories import recall as recall_module
+
+    Memory.objects.bulk_create(
+        Memory(workspace=workspace, text=f"The team shipped release {n}", status="active") for n in range(600)
+    )
+    remember(workspace, "Ticket ZX-81 is about the team calendar")
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE memories_memory")
+    recall_module._common_cache = (0.0, frozenset())
+
+    assert "team" in recall_module._common_lexemes()
+    rare = recall_module._rare_lexemes("team ZX-81")
+    assert "zx" in rare
+    assert "team" not in rare
+    hits = recall(workspace=workspace, query=RecallQuery(query="team ZX-81", k=1))
+    assert "ZX-81" in hits[0].memory.text
+
+
 def test_expansion_follows_links_and_stops_on_cycles(workspace: Workspace) -> None:
     example = remember(workspace, "Invoice 2291 was sent without a purchase order number")
     rule = remember(workspace, "Never send an invoice without the customer's purchase order number")

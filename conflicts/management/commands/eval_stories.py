@@ -48,7 +48,11 @@ class Command(BaseCommand):
         self.stdout.write(f"current    {summary['current_truth_accuracy']:.2f} accuracy")
         if options["verbose"]:
             for outcome in report.outcomes:
-                self.stdout.write(f"-- {outcome.story_id}: raised {sorted((k, sorted(i)) for k, i in outcome.raised)}")
+                raised = sorted(
+                    (kind, sorted(ids), detector)
+                    for (kind, ids), detector in zip(outcome.raised, outcome.detectors, strict=True)
+                )
+                self.stdout.write(f"-- {outcome.story_id}: raised {raised}")
                 self.stdout.write(f"   expected {sorted((k, sorted(i)) for k, i in outcome.expected)}")
                 for miss in outcome.misses:
                     self.stdout.write(f"   miss: {miss}")
