@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from conflicts.detection import rules
 from conflicts.detection.rules import RuleSignals, analyse
 from conflicts.detection.verdict import Relation, Verdict
 from conflicts.forgetting import StoryFact
@@ -43,6 +44,39 @@ SAME_SCOPE_LINK_COSINE = 0.25
 PARTNERS_PER_FACT = 6
 # Below this the classifier is not sure enough to raise a card on its own.
 FLAG_PROBABILITY = 0.6
+# Two facts this close in meaning that give different values of one measure clash.
+CLASH_COSINE = 0.55
+# Units of a measure two sources can disagree on (not shares: "5% of users" and
+# "11% faster" measure different things).
+MEASURE_UNITS = rules.UNITS - frozenset(
+    [
+        "%",
+        "percent",
+        "x",
+        "k",
+        "m",
+        "bn",
+        "b",
+        "users",
+        "seats",
+        "items",
+        "times",
+        "tokens",
+        "workers",
+        "threads",
+        "pods",
+        "nodes",
+        "replicas",
+        "cores",
+        "vcpu",
+        "vcpus",
+    ]
+)
+LEFT = re.compile(r"\b(?:off|from|away from|instead of|replacing|scratch the|dropped)\s+(\w[\w.-]{2,})", re.I)
+# A later fact this close to the original statement can be a return to it.
+RETURN_COSINE = 0.45
+DENIAL = re.compile(r"\b(?:never|don't|do not|must not|mustn't|no longer)\s+(\w{3,})", re.I)
+BOUND = re.compile(r"\b(budget|target|limit|cap|capped|max|maximum|min|minimum|at most|at least|up to|under)\b", re.I)
 SAME_SESSION = dt.timedelta(hours=2)
 STALE_GAP = dt.timedelta(days=90)
 PERSONAL = re.compile(r"\b(user|user's|i|i'm|my|me|mine)\b", re.IGNORECASE)
@@ -92,7 +126,9 @@ def detect(facts: list[StoryFact], *, classify: StoryPairClassifier | None = Non
     if len(facts) < 2:
         return []
     classify = classify or _default_classifier()
-    pairs = _pairs(facts, classify)
+    vectors = _vectors(facts)
+    similarity = vectors @ vectors.T
+    pairs = _pairs(facts, classify, similarity)
     by_key = {(p.older, p.newer): p for p in pairs}
     flags: list[Flag] = []
     used: set[frozenset[int]] = set()
@@ -115,13 +151,13 @@ def detect(facts: list[StoryFact], *, classify: StoryPairClassifier | None = Non
         )
 
     _reversals(facts, pairs, by_key, add)
+    _returns(facts, pairs, similarity, add)
     _disputes(facts, pairs, by_key, add)
+    _value_clashes(facts, pairs, add)
     return flags
 
 
-def _pairs(facts: list[StoryFact], classify: StoryPairClassifier) -> list[PairView]:
-    vectors = _vectors(facts)
-    similarity = vectors @ vectors.T
+def _pairs(facts: list[StoryFact], classify: StoryPairClassifier, similarity: np.ndarray) -> list[PairView]:
     chosen: list[tuple[int, int]] = []
     for newer in range(1, len(facts)):
         partners = [older for older in range(newer) if _linked(facts[older], facts[newer], similarity[older, newer])]
@@ -230,6 +266,123 @@ def _disputes(
                 f'Is it "{_short(newer.text)}" that holds now (rather than "{_short(older.text)}")?',
                 f"two current facts at odds ({pair.verdict.relation}, p={pair.verdict.probability:.2f})",
             )
+
+
+def _returns(
+    facts: list[StoryFact],
+    pairs: list[PairView],
+    similarity: np.ndarray,
+    add: Callable[[str, list[int], str, str], None],
+) -> None:
+    """A, then B announces leaving it (off/from X, or lifts a rule), then a later C states A again.
+
+    C must not announce anything itself (an explicit move back is a decision,
+    not a reversal), must be close to A in meaning, and must take A's side:
+    name the value B left ("off RabbitMQ" … "consume from RabbitMQ"), or
+    restate a prohibition B lifted ("no deploys on Fridays" … "freeze is
+    lifted" … "don't push on a Friday").
+    """
+    for change in pairs:
+        first, second = change.older, change.newer
+        a, b = facts[first], facts[second]
+        if not change.announced or _same_session(a, b) or change.similarity < LINK_COSINE:
+            continue
+        left = {w for w in _left_values(b.text) if w in a.text.lower()}
+        # A prohibition lifted ("no deploys on Fridays" → "the freeze is lifted").
+        flipped = change.signals.negations_a % 2 == 1 and change.signals.negations_b % 2 == 0
+        if not left and not flipped:
+            continue
+        for later in range(second + 1, len(facts)):
+            c = facts[later]
+            if _same_session(b, c) or ANNOUNCED.search(c.text) or similarity[first, later] < RETURN_COSINE:
+                continue
+            says_left = any(w in c.text.lower() for w in left)
+            same_polarity = flipped and rules.negation_count(rules.tokens(c.text)) % 2 == 1
+            if says_left or same_polarity:
+                add(
+                    "reversal",
+                    [first, second, later],
+                    f'Is it still true that "{_short(c.text)}"?',
+                    "a later fact goes back to what an announced change left, without saying so",
+                )
+                break
+
+
+def _left_values(text: str) -> set[str]:
+    """What a change announces leaving: "off RabbitMQ", "from Jest", "instead of Auth0" → rabbitmq, jest, auth0."""
+    return {match.group(1).lower() for match in LEFT.finditer(text)}
+
+
+def _value_clashes(
+    facts: list[StoryFact], pairs: list[PairView], add: Callable[[str, list[int], str, str], None]
+) -> None:
+    """Two sources state different values of the same measure, and nothing says one replaced the other.
+
+    "Backups are kept 30 days" (ops) vs "backups are kept for 14 days" (compliance):
+    the same unit with different numbers, or different dates, in two facts close in
+    meaning, from different agents (one agent restating a value is a progression),
+    neither announcing a change, neither retired later.
+    """
+    retired = {p.older for p in pairs if p.at_odds and p.announced}
+    for pair in pairs:
+        older, newer = facts[pair.older], facts[pair.newer]
+        close = pair.similarity >= CLASH_COSINE or (pair.signals.same_subject and pair.similarity >= LINK_COSINE)
+        if not close or pair.announced or _same_session(older, newer) or older.agent == newer.agent:
+            continue
+        if pair.older in retired or _settled_later(pair, pairs) or ANNOUNCED.search(older.text):
+            continue
+        if BOUND.search(older.text) or BOUND.search(newer.text):
+            continue  # a budget or a limit and a measurement do not clash
+        measure = _clashing_measure(pair.signals)
+        if measure is None and pair.similarity >= CLASH_COSINE:
+            measure = _clashing_instruction(older.text, newer.text)
+        if measure is None:
+            continue
+        add(
+            "ambiguity",
+            [pair.older, pair.newer],
+            f'Which holds now: "{_short(older.text, 80)}" or "{_short(newer.text, 80)}"?',
+            f"two current sources give different {measure} (cosine {pair.similarity:.2f})",
+        )
+
+
+def _clashing_measure(signals: RuleSignals) -> str | None:
+    """The measure two facts give different values for: a shared unit, or dates."""
+    units_a = {unit for _, unit in _split_numbers(signals.numbers_a) if unit in MEASURE_UNITS}
+    units_b = {unit for _, unit in _split_numbers(signals.numbers_b) if unit in MEASURE_UNITS}
+    for unit in sorted(units_a & units_b):
+        values_a = {value for value, u in _split_numbers(signals.numbers_a) if u == unit}
+        values_b = {value for value, u in _split_numbers(signals.numbers_b) if u == unit}
+        if not values_a & values_b:
+            return f"{unit} values"
+    if signals.dates_a and signals.dates_b and not set(signals.dates_a) & set(signals.dates_b):
+        return "dates"
+    return None
+
+
+def _clashing_instruction(a: str, b: str) -> str | None:
+    """One says "never X" and the other says "X": a word negated on one side, affirmed on the other."""
+    for negated_side, other in ((a, b), (b, a)):
+        denied = _denied_words(negated_side)
+        affirmed = set(rules.content_words(rules.tokens(other))) - _denied_words(other)
+        both = sorted(denied & affirmed)
+        if both:
+            return f'instructions ("{both[0]}" denied on one side, asked for on the other)'
+    return None
+
+
+def _denied_words(text: str) -> set[str]:
+    """The word right after a negator: "never commit" → commit, "don't push" → push."""
+    return {match.group(1).lower() for match in DENIAL.finditer(text)}
+
+
+def _split_numbers(numbers: tuple[str, ...]) -> list[tuple[str, str]]:
+    """``'30days'`` → ``('30', 'days')``."""
+    split = []
+    for number in numbers:
+        digits = number.rstrip("abcdefghijklmnopqrstuvwxyz%")
+        split.append((digits, number[len(digits) :]))
+    return split
 
 
 def _settled_later(pair: PairView, pairs: list[PairView]) -> bool:

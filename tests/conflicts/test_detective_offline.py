@@ -143,3 +143,68 @@ def test_a_question_names_the_fact_in_doubt() -> None:
 @pytest.mark.parametrize("count", [0, 1])
 def test_tiny_stories_raise_nothing(count: int) -> None:
     assert detect(BROKER[:count], classify=Script({})) == []
+
+
+# The rules below need no verdict from the classifier: every pair is scripted compatible.
+ALL_COMPATIBLE: dict[tuple[str, str], tuple[Relation, float]] = {}
+
+
+def test_going_back_to_what_an_announced_change_left_is_a_reversal() -> None:
+    [(kind, ids)] = flags(BROKER, ALL_COMPATIBLE)
+
+    assert (kind, ids) == ("reversal", ["f1", "f2", "f3"])
+
+
+def test_a_lifted_prohibition_restated_later_is_a_reversal() -> None:
+    story = [
+        fact("f1", "No production deploys on Fridays; the prod pipeline is locked", 0, scope="release"),
+        fact("f2", "Friday freeze is lifted: prod deploys are allowed any weekday", 80, scope="release"),
+        fact("f3", "Reminder: don't deploy to production on a Friday", 160, scope="release"),
+    ]
+
+    assert flags(story, ALL_COMPATIBLE) == [("reversal", ["f1", "f2", "f3"])]
+
+
+def test_a_later_fact_on_the_new_value_is_not_a_reversal() -> None:
+    story = [*BROKER[:2], fact("f3", "SQS queue depth drives the worker autoscaler", 100)]
+
+    assert flags(story, ALL_COMPATIBLE) == []
+
+
+def test_two_sources_giving_different_values_of_one_measure_are_an_ambiguity() -> None:
+    story = [
+        fact("f1", "Backup retention is 30 days; older backups expire", 0, scope="backups", agent="sre"),
+        fact("f2", "Database backups are kept for 14 days, then deleted", 8, scope="compliance", agent="policy"),
+    ]
+
+    [(kind, ids)] = flags(story, ALL_COMPATIBLE)
+
+    assert (kind, ids) == ("ambiguity", ["f1", "f2"])
+
+
+def test_opposite_instructions_from_two_agents_are_an_ambiguity() -> None:
+    story = [
+        fact("f1", "Never commit generated protobuf code; CI regenerates the stubs", 0, scope="repo", agent="a"),
+        fact("f2", "Commit the regenerated protobuf stubs in the same PR as the proto change", 30, "ci", "b"),
+    ]
+
+    assert flags(story, ALL_COMPATIBLE) == [("ambiguity", ["f1", "f2"])]
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "agents"),
+    [
+        # a budget and a measurement
+        ("Main chunk budget: 250 KB gzipped", "Main chunk is at 238 KB gzipped after lazy loading", ("a", "b")),
+        # the same source moving its own number on
+        ("Backup retention is 30 days; older backups expire", "Backup retention is 45 days now", ("sre", "sre")),
+        # shares of different things
+        ("smart_inbox is on for 5% of workspaces", "smart_inbox workspaces reply 11% faster", ("a", "b")),
+        # different units
+        ("Application logs are kept 90 days", "Audit logs are kept for 1 year", ("a", "b")),
+    ],
+)
+def test_what_looks_like_a_value_clash_but_is_not(older: str, newer: str, agents: tuple[str, str]) -> None:
+    story = [fact("f1", older, 0, scope="x", agent=agents[0]), fact("f2", newer, 20, scope="y", agent=agents[1])]
+
+    assert flags(story, ALL_COMPATIBLE) == []

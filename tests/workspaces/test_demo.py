@@ -35,7 +35,7 @@ def test_seeding_commits_embeds_and_detects_in_time_order(workspace: Workspace, 
     classify = ScriptedClassifier(
         {
             ("Maya is vegetarian.", "Maya eats fish now."): Verdict(
-                relation=Relation.TEMPORAL_CHANGE, probability=0.7, tier="scripted", current="b"
+                relation=Relation.TEMPORAL_CHANGE, probability=0.8, tier="scripted", current="b"
             )
         }
     )
