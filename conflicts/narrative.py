@@ -40,7 +40,6 @@ logger = logging.getLogger(__name__)
 
 # Past this many survivors a run reads a priority sample of them: the rates alone
 # grow with the workspace; this keeps a run's cost flat.
-MAX_FACTS_PER_RUN = 1500
 
 
 @dataclass
@@ -148,15 +147,22 @@ def _carry_out(run: DetectiveRun, mode: str) -> None:
         run.batches = 1
         flags = detective_offline.detect(facts)
     run.flags_raised = len(flags)
-    run.cards_created = sum(1 for flag in flags if flag_to_card(workspace=run.workspace, flag=flag) is not None)
+    # People answer a handful of cards a day: past this many new cards a run stops
+    # carding (the rest are found again by later runs, once these are answered).
+    created = 0
+    for flag in flags:
+        if created >= settings.MEMORYHUB_DETECTIVE_MAX_CARDS:
+            break
+        created += flag_to_card(workspace=run.workspace, flag=flag) is not None
+    run.cards_created = created
 
 
 def _cap(facts: list[forgetting.StoryFact], trigger_id: uuid.UUID | None) -> list[forgetting.StoryFact]:
-    if len(facts) <= MAX_FACTS_PER_RUN:
+    if len(facts) <= settings.MEMORYHUB_DETECTIVE_MAX_FACTS:
         return facts
     # Keep the trigger, the contentious, then the newest: priority by (trigger, flags, time).
     ranked = sorted(facts, key=lambda f: (f.id != trigger_id, -f.conflict_count, -f.at.timestamp()))
-    kept = {f.id for f in ranked[:MAX_FACTS_PER_RUN]}
+    kept = {f.id for f in ranked[: settings.MEMORYHUB_DETECTIVE_MAX_FACTS]}
     return [f for f in facts if f.id in kept]
 
 

@@ -235,6 +235,9 @@ MEMORYHUB_NEIGHBORS_MAX_DEPTH = env_int("MEMORYHUB_NEIGHBORS_MAX_DEPTH", 5)
 MEMORYHUB_FORGETTING_RATES: dict[str, list[float]] = json.loads(env_str("MEMORYHUB_FORGETTING_RATES", "{}"))
 # A commit schedules the detective this many seconds later; commits meanwhile join that run.
 MEMORYHUB_DETECTIVE_DEBOUNCE_SECONDS = env_int("MEMORYHUB_DETECTIVE_DEBOUNCE_SECONDS", 30)
+# What one detective run reads and raises at most, whatever the workspace's size.
+MEMORYHUB_DETECTIVE_MAX_FACTS = env_int("MEMORYHUB_DETECTIVE_MAX_FACTS", 800)
+MEMORYHUB_DETECTIVE_MAX_CARDS = env_int("MEMORYHUB_DETECTIVE_MAX_CARDS", 25)
 
 OPENAI_API_KEY = env_str("OPENAI_API_KEY")
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")

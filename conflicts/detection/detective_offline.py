@@ -237,7 +237,7 @@ def _disputes(
         older, newer = facts[pair.older], facts[pair.newer]
         if not pair.at_odds or pair.announced or _same_session(older, newer):
             continue
-        if pair.older in retired or _settled_later(pair, pairs):
+        if pair.older in retired or pair.newer in retired:  # a later change settles it
             continue
         personal = bool(PERSONAL.search(older.text) and PERSONAL.search(newer.text))
         if personal:
@@ -329,7 +329,7 @@ def _value_clashes(
         close = pair.similarity >= CLASH_COSINE or (pair.signals.same_subject and pair.similarity >= LINK_COSINE)
         if not close or pair.announced or _same_session(older, newer) or older.agent == newer.agent:
             continue
-        if pair.older in retired or _settled_later(pair, pairs) or ANNOUNCED.search(older.text):
+        if pair.older in retired or pair.newer in retired or ANNOUNCED.search(older.text):
             continue
         if BOUND.search(older.text) or BOUND.search(newer.text):
             continue  # a budget or a limit and a measurement do not clash
@@ -383,11 +383,6 @@ def _split_numbers(numbers: tuple[str, ...]) -> list[tuple[str, str]]:
         digits = number.rstrip("abcdefghijklmnopqrstuvwxyz%")
         split.append((digits, number[len(digits) :]))
     return split
-
-
-def _settled_later(pair: PairView, pairs: list[PairView]) -> bool:
-    """A later fact announces a change on the same subject: the latest fact settles the question."""
-    return any(p.older == pair.newer and p.at_odds and p.announced for p in pairs)
 
 
 def _short(text: str, limit: int = 120) -> str:
