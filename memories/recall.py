@@ -526,6 +526,17 @@ def _annotate_disputes(hits: list[Hit]) -> None:
 
 
 def _touch(ids: list[uuid.UUID]) -> None:
-    # Access counters never feed the score, so a repeated query keeps its order.
-    if ids:
+    """Count the access. Access counters never feed the score, so a repeated query keeps its order.
+
+    Bookkeeping, not a fact: the commit does not wait for the WAL flush
+    (``synchronous_commit = off`` for this transaction only), so a crash can
+    lose the last few counts but recall never waits on the disk. The columns
+    are in no index and the table leaves room on its pages, so the update is
+    heap-only (no index writes).
+    """
+    if not ids:
+        return
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL synchronous_commit = off")
         Memory.objects.filter(pk__in=ids).update(access_count=F("access_count") + 1, last_accessed_at=Now())
