@@ -90,8 +90,13 @@ def _enqueue(run_id: int, countdown: int) -> None:
         logger.exception("could not enqueue detective run %s; the schedule will pick the workspace up", run_id)
 
 
-def detective_run(*, run_id: int, mode: str | None = None) -> DetectiveRun | None:
-    """Claim a queued run and carry it out; None when another worker has it."""
+def detective_run(*, run_id: int, mode: str | None = None, whole_story: bool = False) -> DetectiveRun | None:
+    """Claim a queued run and carry it out; None when another worker has it.
+
+    ``whole_story`` reads every live fact (up to the per-run cap) instead of a
+    forgetting-curve sample: for small workspaces read once on purpose, such as
+    the demo right after seeding.
+    """
     claimed = DetectiveRun.objects.filter(pk=run_id, state=RunState.QUEUED).update(
         state=RunState.RUNNING, started_at=timezone.now()
     )
@@ -100,7 +105,7 @@ def detective_run(*, run_id: int, mode: str | None = None) -> DetectiveRun | Non
     run = DetectiveRun.objects.select_related("workspace").get(pk=run_id)
     started = time.monotonic()
     try:
-        _carry_out(run, mode or ("llm" if llm_enabled() else "offline"))
+        _carry_out(run, mode or ("llm" if llm_enabled() else "offline"), whole_story=whole_story)
         run.state = RunState.DONE
     except Exception as exc:
         logger.exception("detective run %s failed", run_id)
@@ -120,14 +125,18 @@ def story_facts(workspace: Workspace) -> list[forgetting.StoryFact]:
     return [forgetting.StoryFact(id=pk, text="", scope="", agent="", at=at, conflict_count=c) for pk, at, c in rows]
 
 
-def _carry_out(run: DetectiveRun, mode: str) -> None:
+def _carry_out(run: DetectiveRun, mode: str, *, whole_story: bool = False) -> None:
     everything = story_facts(run.workspace)
-    sampled = forgetting.sample(
-        everything,
-        now=timezone.now(),
-        seed=f"{run.workspace_id}:{run.pk}",
-        trigger_id=run.trigger_memory_id,
-        rates=forgetting.ForgettingRates.from_settings(),
+    sampled = (
+        sorted(everything, key=lambda f: f.at)
+        if whole_story
+        else forgetting.sample(
+            everything,
+            now=timezone.now(),
+            seed=f"{run.workspace_id}:{run.pk}",
+            trigger_id=run.trigger_memory_id,
+            rates=forgetting.ForgettingRates.from_settings(),
+        )
     )
     sampled = _cap(sampled, run.trigger_memory_id)
     facts = _with_texts(sampled)

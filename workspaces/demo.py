@@ -113,7 +113,18 @@ def demo_seed(*, workspace: Workspace, path: Path = DEMO_DATA, classify: PairCla
     detection = _detect_in_order(
         Memory.objects.filter(pk__in=[m.pk for m in created], status=Status.ACTIVE).order_by("valid_from"), classify
     )
+    if detection:
+        _read_the_story(workspace)
     return SeedReport(len(created), ConflictCard.objects.filter(workspace=workspace).count(), detection)
+
+
+def _read_the_story(workspace: Workspace) -> None:
+    """One offline run of the narrative detective over the whole demo history (it is small)."""
+    from conflicts.models import DetectiveRun
+    from conflicts.narrative import detective_run
+
+    run = DetectiveRun.objects.create(workspace=workspace, trigger="schedule")
+    detective_run(run_id=run.pk, mode="offline", whole_story=True)
 
 
 def _detect_in_order(memories: Iterable[Memory], classify: PairClassifier | None) -> bool:

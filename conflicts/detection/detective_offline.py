@@ -331,8 +331,8 @@ def _value_clashes(
             continue
         if pair.older in retired or pair.newer in retired or ANNOUNCED.search(older.text):
             continue
-        if BOUND.search(older.text) or BOUND.search(newer.text):
-            continue  # a budget or a limit and a measurement do not clash
+        if bool(BOUND.search(older.text)) != bool(BOUND.search(newer.text)):
+            continue  # a budget or a limit and a measurement do not clash; two limits do
         measure = _clashing_measure(pair.signals)
         if measure is None and pair.similarity >= CLASH_COSINE:
             measure = _clashing_instruction(older.text, newer.text)

@@ -208,3 +208,12 @@ def test_what_looks_like_a_value_clash_but_is_not(older: str, newer: str, agents
     story = [fact("f1", older, 0, scope="x", agent=agents[0]), fact("f2", newer, 20, scope="y", agent=agents[1])]
 
     assert flags(story, ALL_COMPATIBLE) == []
+
+
+def test_two_sources_stating_different_limits_clash() -> None:
+    story = [
+        fact("f1", "The public API rate limit on the Pro plan is 1,000 req/s", 0, "pricing", "sales"),
+        fact("f2", "Pro plan customers hit the public API rate limit at 500 req/s", 25, "support", "bot"),
+    ]
+
+    assert flags(story, ALL_COMPATIBLE) == [("ambiguity", ["f1", "f2"])]

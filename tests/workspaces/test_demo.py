@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from conflicts.detection.verdict import Relation, Verdict
-from conflicts.models import ConflictCard
+from conflicts.models import ConflictCard, DetectiveRun
 from memories.models import Memory
 from tests.conflicts.scripted import ScriptedClassifier
 from workspaces.demo import DEMO_DATA, demo_seed
@@ -46,6 +46,8 @@ def test_seeding_commits_embeds_and_detects_in_time_order(workspace: Workspace, 
     assert set(Memory.objects.values_list("status", flat=True)) == {"active"}
     assert Memory.objects.filter(checked_at__isnull=True).count() == 0
     assert ConflictCard.objects.get().question == 'Is it still true that "Maya is vegetarian"?'
+    # The detective read the whole (small) history once, not a forgetting-curve sample.
+    assert list(DetectiveRun.objects.values_list("trigger", "state", "facts_read")) == [("schedule", "done", 3)]
 
 
 def test_seeding_survives_missing_detection(workspace: Workspace, tmp_path: Path) -> None:
