@@ -52,6 +52,8 @@ RELIABILITY_FLOOR = 0.3
 DUPLICATE_COSINE = 0.8
 SAME_CONFIDENCE = 0.05
 SAME_SCORE = 0.05
+# Two hits this similar answer the same question (an answer and its update).
+SAME_QUESTION_COSINE = 0.7
 TOKEN = re.compile(r"\w+", re.UNICODE)
 # Query words in more than this share of all facts do not fetch lexical candidates
 # (and in more than this many facts: on a small table every match is cheap).
@@ -175,6 +177,7 @@ def recall(*, workspace: Workspace, query: RecallQuery, query_vector: np.ndarray
         hit.replaces = replaced.get(hit.memory.pk)
     # Ties: more important first, then newer.
     hits.sort(key=lambda h: (-h.score, -h.memory.importance, -h.memory.recorded_at.timestamp()))
+    hits = _newer_first(hits)
     results = _diverse(hits, query.k) if query.diversity else hits[: query.k]
     if query.expand:
         results += _expansions(results, query.expand)
@@ -429,25 +432,67 @@ def _diverse(hits: list[Hit], k: int) -> list[Hit]:
     """
     similar = _near_duplicates(hits)
     chosen: list[int] = []  # indexes into hits
+    dropped: list[int] = []
     for i, hit in enumerate(hits):
         slot = next((n for n, j in enumerate(chosen) if similar[i, j]), None)
         if slot is None:
-            if len(chosen) < k:
+            # An older copy of a statement dropped above is outdated, not a fresh result.
+            if len(chosen) < k and not any(similar[i, j] and _updates(hits[j], hit) for j in dropped):
                 chosen.append(i)
             continue
         if _preferred(hit, hits[chosen[slot]]):
+            dropped.append(chosen[slot])
             chosen[slot] = i
+        else:
+            dropped.append(i)
     return [hits[i] for i in chosen]
 
 
+def _newer_first(hits: list[Hit]) -> list[Hit]:
+    """Two statements that answer the same question about equally well: the newer one goes first.
+
+    "Who runs the platform team?" — "Ana runs it" (March) and "Bo runs it"
+    (June) are similar (cosine ≥ ``SAME_QUESTION_COSINE``), equally confident
+    and score within ``SAME_SCORE``: recency alone barely separates facts that
+    are both old, so the later statement is moved just above the earlier one.
+    A clearly better match keeps its place.
+    """
+    if len(hits) < 2:
+        return hits
+    cosine = _cosines(hits)
+    ordered = list(range(len(hits)))
+    for j in range(1, len(hits)):
+        position = ordered.index(j)
+        for slot in range(position):
+            i = ordered[slot]
+            if cosine[i, j] >= SAME_QUESTION_COSINE and _updates(hits[j], hits[i]):
+                ordered.insert(slot, ordered.pop(position))
+                break
+    return [hits[i] for i in ordered]
+
+
+def _updates(newer: Hit, older: Hit) -> bool:
+    return (
+        newer.memory.valid_from > older.memory.valid_from
+        and abs(newer.memory.confidence - older.memory.confidence) <= SAME_CONFIDENCE
+        and older.score - newer.score <= SAME_SCORE
+    )
+
+
 def _near_duplicates(hits: list[Hit]) -> np.ndarray[Any, Any]:
-    """Which pairs of hits are near-duplicates (one matrix product; no embedding, no twin)."""
+    """Which pairs of hits are near-duplicates."""
+    similar: np.ndarray[Any, Any] = _cosines(hits) >= DUPLICATE_COSINE
+    return similar
+
+
+def _cosines(hits: list[Hit]) -> np.ndarray[Any, Any]:
+    """Cosine between every two hits (one matrix product; a hit without an embedding matches nothing)."""
     vectors = np.zeros((len(hits), DIMENSIONS), dtype=np.float32)
     for i, hit in enumerate(hits):
         if hit.memory.embedding is not None:
             vectors[i] = hit.memory.embedding
-    similar: np.ndarray[Any, Any] = (vectors @ vectors.T) >= DUPLICATE_COSINE
-    return similar
+    cosines: np.ndarray[Any, Any] = vectors @ vectors.T
+    return cosines
 
 
 def _preferred(candidate: Hit, kept: Hit) -> bool:

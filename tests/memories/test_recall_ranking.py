@@ -170,6 +170,30 @@ def test_diversity_keeps_the_newer_of_two_near_identical_statements_only_when_th
     assert survivor.memory is (newer if kept == "newer" else older)
 
 
+@pytest.mark.parametrize(("newer_score", "newer_first"), [(0.66, True), (0.55, False)])
+def test_of_two_answers_to_the_same_question_the_newer_goes_first_when_they_rank_alike(
+    newer_score: float, newer_first: bool
+) -> None:
+    from memories.recall import Hit, ScoreParts, _newer_first
+
+    old_vector = [1.0, 0.0] + [0.0] * 382
+    new_vector = [0.8, 0.6] + [0.0] * 382  # cosine 0.8 with the old one: the same question
+    other_vector = [0.0, 0.0, 1.0] + [0.0] * 381
+    older = Memory(text="Ana runs the platform team", confidence=0.9, valid_from=day(3), embedding=old_vector)
+    other = Memory(text="Standups are at 9:30", confidence=0.9, valid_from=day(1), embedding=other_vector)
+    newer = Memory(text="Bo runs the platform team", confidence=0.9, valid_from=day(6), embedding=new_vector)
+    hits = [
+        Hit(older, 0.70, ScoreParts(), "reliable"),
+        Hit(other, 0.68, ScoreParts(), "reliable"),
+        Hit(newer, newer_score, ScoreParts(), "reliable"),
+    ]
+
+    order = [h.memory.text for h in _newer_first(hits)]
+
+    expected = ["Bo", "Ana", "Standups"] if newer_first else ["Ana", "Standups", "Bo"]
+    assert [text.split()[0] for text in order] == expected
+
+
 def test_words_common_to_much_of_the_workspace_fetch_no_lexical_candidates(workspace: Workspace) -> None:
     from django.db import connection
 
