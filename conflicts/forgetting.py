@@ -15,9 +15,12 @@ import random
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
+
+if TYPE_CHECKING:
+    from memories.models import Memory
 
 DAY = dt.timedelta(days=1)
 WEEK = dt.timedelta(days=7)
@@ -52,6 +55,19 @@ class StoryFact:
     key: str = ""
     # The fact's embedding when already known (saves re-embedding the story).
     vector: Any = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def of(cls, memory: Memory) -> StoryFact:
+        return cls(
+            id=memory.pk,
+            text=memory.text,
+            scope=memory.scope,
+            agent=memory.agent,
+            at=memory.valid_from,
+            conflict_count=memory.conflict_count,
+            key=memory.key,
+            vector=memory.embedding,
+        )
 
 
 def survival_rate(age: dt.timedelta, conflict_flags: int, rates: ForgettingRates | None = None) -> float:

@@ -183,16 +183,7 @@ def _with_texts(facts: list[forgetting.StoryFact]) -> list[forgetting.StoryFact]
         )
     }
     return [
-        forgetting.StoryFact(
-            id=m.pk,
-            text=m.text,
-            scope=m.scope,
-            agent=m.agent,
-            at=m.valid_from,
-            conflict_count=m.conflict_count,
-            key=m.key,
-            vector=m.embedding,
-        )
+        forgetting.StoryFact.of(m)
         for f in facts
         if (m := rows.get(f.id)) is not None  # type: ignore[arg-type]
     ]

@@ -166,16 +166,7 @@ def _narrative_flags(workspace: Workspace, mode: str) -> list[Any]:
     from conflicts.story import batches
 
     facts = [
-        StoryFact(
-            id=m.pk,
-            text=m.text,
-            scope=m.scope,
-            agent=m.agent,
-            at=m.valid_from,
-            conflict_count=m.conflict_count,
-            key=m.key,
-            vector=m.embedding,
-        )
+        StoryFact.of(m)
         for m in Memory.objects.filter(workspace=workspace, status__in=["active", "pending_embed"]).order_by(
             "valid_from"
         )
