@@ -91,3 +91,11 @@ def llm(settings: Any) -> Any:
     yield stub
     openai_client.cache_clear()
     next(stubs, None)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_common_lexemes() -> None:
+    """Recall caches which words are common for ten minutes; each test starts without that cache."""
+    from memories import recall
+
+    recall._common_cache = (0.0, frozenset())

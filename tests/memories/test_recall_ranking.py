@@ -203,16 +203,23 @@ def test_words_common_to_much_of_the_workspace_fetch_no_lexical_candidates(works
         Memory(workspace=workspace, text=f"The team shipped release {n}", status="active") for n in range(600)
     )
     remember(workspace, "Ticket ZX-81 is about the team calendar")
-    with connection.cursor() as cursor:
-        cursor.execute("ANALYZE memories_memory")
-    recall_module._common_cache = (0.0, frozenset())
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE memories_memory")
+        recall_module._common_cache = (0.0, frozenset())
 
-    assert "team" in recall_module._common_lexemes()
-    rare = recall_module._rare_lexemes("team ZX-81")
-    assert "zx" in rare
-    assert "team" not in rare
-    hits = recall(workspace=workspace, query=RecallQuery(query="team ZX-81", k=1))
-    assert "ZX-81" in hits[0].memory.text
+        assert "team" in recall_module._common_lexemes()
+        rare = recall_module._rare_lexemes("team ZX-81")
+        assert "zx" in rare
+        assert "team" not in rare
+        hits = recall(workspace=workspace, query=RecallQuery(query="team ZX-81", k=1))
+        assert "ZX-81" in hits[0].memory.text
+    finally:
+        # ANALYZE's statistics outlive the test's rollback: leave them as an empty table's.
+        Memory.objects.filter(workspace=workspace).delete()
+        with connection.cursor() as cursor:
+            cursor.execute("ANALYZE memories_memory")
+        recall_module._common_cache = (0.0, frozenset())
 
 
 def test_expansion_follows_links_and_stops_on_cycles(workspace: Workspace) -> None:
