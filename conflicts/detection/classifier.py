@@ -39,6 +39,10 @@ TIER = "classifier"
 # the model is this sure they conflict ("I play soccer" / "I do not like sports");
 # below it, long texts that merely share vocabulary never invalidate each other.
 SURE_WITHOUT_SHARED_WORDS = 0.8
+# "Moved X off A" after "X is A": how sure the rule is, and how close the facts must be
+# when the rules see no shared subject.
+LEFT_BEHIND_PROBABILITY = 0.9
+LEFT_BEHIND_COSINE = 0.45
 When = str | date | datetime | None
 
 
@@ -187,4 +191,32 @@ def classify_memory_pairs(pairs: list[tuple[Memory, Memory]]) -> list[Verdict]:
         if older.valid_from and newer.valid_from and abs((newer.valid_from - older.valid_from).days) < 1:
             a_time = b_time = None
         inputs.append(PairInput(older.text, newer.text, a_time, b_time, _embedding_of(older), _embedding_of(newer)))
-    return [p.verdict() for p in classify_pairs(inputs)]
+    return [
+        _left_behind(older, newer, prediction) or prediction.verdict()
+        for (older, newer), prediction in zip(pairs, classify_pairs(inputs), strict=True)
+    ]
+
+
+def _left_behind(older: Memory, newer: Memory, prediction: Prediction) -> Verdict | None:
+    """Tier 0 over tier 1 for memories: the newer fact says it left what the older one states.
+
+    "Unit tests: Jest 29" then "Moved unit tests from Jest to Vitest" is a
+    temporal change whatever the model says (it was trained on short sentence
+    pairs and reads long facts poorly), provided the two are about one subject.
+    """
+    value = rules.leaves_what_other_states(newer.text, older.text)
+    if value is None or not (prediction.signals.same_subject or _cosine(older, newer) >= LEFT_BEHIND_COSINE):
+        return None
+    return Verdict(
+        relation=Relation.TEMPORAL_CHANGE,
+        probability=LEFT_BEHIND_PROBABILITY,
+        tier="rules",
+        current="b",
+        announced=True,
+        reasons=(f'the newer fact leaves "{value}", which the older one states', *prediction.reasons),
+    )
+
+
+def _cosine(a: Memory, b: Memory) -> float:
+    va, vb = _embedding_of(a), _embedding_of(b)
+    return 0.0 if va is None or vb is None else float(va @ vb)

@@ -72,7 +72,6 @@ MEASURE_UNITS = rules.UNITS - frozenset(
         "vcpus",
     ]
 )
-LEFT = re.compile(r"\b(?:off|from|away from|instead of|replacing|scratch the|dropped)\s+(\w[\w.-]{2,})", re.I)
 # A later fact this close to the original statement can be a return to it.
 RETURN_COSINE = 0.45
 DENIAL = re.compile(r"\b(?:never|don't|do not|must not|mustn't|no longer)\s+(\w{3,})", re.I)
@@ -287,7 +286,7 @@ def _returns(
         a, b = facts[first], facts[second]
         if not change.announced or _same_session(a, b) or change.similarity < LINK_COSINE:
             continue
-        left = {w for w in _left_values(b.text) if w in a.text.lower()}
+        left = {w for w in rules.left_values(b.text) if w in a.text.lower()}
         # A prohibition lifted ("no deploys on Fridays" → "the freeze is lifted").
         flipped = change.signals.negations_a % 2 == 1 and change.signals.negations_b % 2 == 0
         if not left and not flipped:
@@ -306,11 +305,6 @@ def _returns(
                     "a later fact goes back to what an announced change left, without saying so",
                 )
                 break
-
-
-def _left_values(text: str) -> set[str]:
-    """What a change announces leaving: "off RabbitMQ", "from Jest", "instead of Auth0" → rabbitmq, jest, auth0."""
-    return {match.group(1).lower() for match in LEFT.finditer(text)}
 
 
 def _value_clashes(

@@ -246,6 +246,24 @@ UNITS = frozenset(
 )
 
 
+# "Moved the broker off RabbitMQ", "from Jest to Vitest", "instead of Auth0": what a change leaves.
+_LEFT_RE = re.compile(r"\b(?:off|from|away from|instead of|replacing|scratch the|dropped)\s+(\w[\w.-]{2,})", re.I)
+
+
+def left_values(text: str) -> set[str]:
+    """What a statement announces leaving: "off RabbitMQ", "from Jest" → {"rabbitmq", "jest"}."""
+    return {match.group(1).lower() for match in _LEFT_RE.finditer(text)}
+
+
+def leaves_what_other_states(newer: str, older: str) -> str | None:
+    """A value the newer statement says it left and the older one states (not leaves itself)."""
+    stated = older.lower()
+    for value in sorted(left_values(newer) - left_values(older)):
+        if re.search(rf"(?<![\w.-]){re.escape(value)}(?![\w-])", stated):
+            return value
+    return None
+
+
 def tokens(text: str) -> list[str]:
     """Lower-cased word tokens; "don't" stays one token, as do versions such as 3.11."""
     return _WORD.findall(text.lower().replace("’", "'"))

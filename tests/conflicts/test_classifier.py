@@ -135,3 +135,24 @@ def test_a_change_is_announced_by_the_current_side() -> None:
     backwards = Prediction(Relation.TEMPORAL_CHANGE, 0.6, {}, "a", signals)
 
     assert (announced.verdict().announced, backwards.verdict().announced) == (True, False)
+
+
+def test_a_newer_memory_leaving_what_the_older_states_is_an_announced_change() -> None:
+    import datetime as dt
+
+    from conflicts.detection.classifier import classify_memory_pairs
+    from memories.models import Memory
+
+    march, june = dt.datetime(2025, 3, 1, tzinfo=dt.UTC), dt.datetime(2025, 6, 1, tzinfo=dt.UTC)
+    older = Memory(text="Unit tests: Jest 29 with the jsdom environment.", valid_from=march)
+    newer = Memory(text="Moved unit tests from Jest to Vitest; the suite runs 3x faster.", valid_from=june)
+
+    [verdict] = classify_memory_pairs([(older, newer)])
+
+    assert (verdict.relation, verdict.current, verdict.announced, verdict.tier) == (
+        Relation.TEMPORAL_CHANGE,
+        "b",
+        True,
+        "rules",
+    )
+    assert 'leaves "jest"' in verdict.reasons[0]

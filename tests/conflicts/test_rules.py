@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from datetime import date
 
+import pytest
+
 from conflicts.detection.rules import FEATURE_NAMES, analyse
 
 
@@ -100,3 +102,19 @@ def test_features_match_their_names() -> None:
     s = analyse("a", "b")
     assert len(s.features()) == len(FEATURE_NAMES)
     assert s.reasons == ()
+
+
+@pytest.mark.parametrize(
+    ("newer", "older", "value"),
+    [
+        ("Moved unit tests from Jest to Vitest", "Unit tests: Jest 29 with jsdom", "jest"),
+        ("Moved the broker off RabbitMQ onto SQS", "Background jobs go through RabbitMQ", "rabbitmq"),
+        ("Scratch the Auth0 plan: Keycloak instead", "Going with Auth0 for customer SSO", "auth0"),
+        ("Moved unit tests from Jest to Vitest", "The app is bundled with Webpack", None),  # not stated before
+        ("Migrated analytics from MySQL", "We migrated billing from MySQL in 2019", None),  # both leave it
+    ],
+)
+def test_a_newer_statement_leaving_what_the_older_states(newer: str, older: str, value: str | None) -> None:
+    from conflicts.detection.rules import leaves_what_other_states
+
+    assert leaves_what_other_states(newer, older) == value
