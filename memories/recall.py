@@ -54,6 +54,8 @@ SAME_CONFIDENCE = 0.05
 SAME_SCORE = 0.05
 # Two hits this similar answer the same question (an answer and its update).
 SAME_QUESTION_COSINE = 0.7
+# How many top hits are compared with each other (newer first, near-duplicates).
+COMPARED_HITS = 30
 TOKEN = re.compile(r"\w+", re.UNICODE)
 # Query words in more than this share of all facts do not fetch lexical candidates
 # (and in more than this many facts: on a small table every match is cheap).
@@ -161,7 +163,7 @@ def recall(*, workspace: Workspace, query: RecallQuery, query_vector: np.ndarray
         _tune_vector_search(pool_size)
         candidates = _vector_candidates(base, query_vector, pool_size)
         if weights.lexical > 0:
-            for memory in _lexical_candidates(base, query.query, pool_size):
+            for memory in _lexical_candidates(base, query.query, pool_size, query_vector):
                 candidates.setdefault(memory.pk, memory)
     replaced: dict[uuid.UUID, uuid.UUID] = {}
     if not query.include_superseded and query.as_of is None:
@@ -177,7 +179,10 @@ def recall(*, workspace: Workspace, query: RecallQuery, query_vector: np.ndarray
         hit.replaces = replaced.get(hit.memory.pk)
     # Ties: more important first, then newer.
     hits.sort(key=lambda h: (-h.score, -h.memory.importance, -h.memory.recorded_at.timestamp()))
-    hits = _newer_first(hits)
+    # Hits are compared with each other only near the top: that is where results come from.
+    compared = max(COMPARED_HITS, 3 * query.k)
+    _load_vectors(hits[:compared])
+    hits = _newer_first(hits[:compared]) + hits[compared:]
     results = _diverse(hits, query.k) if query.diversity else hits[: query.k]
     if query.expand:
         results += _expansions(results, query.expand)
@@ -224,12 +229,15 @@ def _vector_candidates(base: QuerySet[Memory], vector: np.ndarray[Any, Any], poo
     qs = (
         base.filter(embedding__isnull=False)
         .annotate(distance=CosineDistance("embedding", vector))
+        .defer("embedding")
         .order_by("distance")[:pool_size]
     )
     return {m.pk: m for m in qs}
 
 
-def _lexical_candidates(base: QuerySet[Memory], text: str, pool_size: int) -> list[Memory]:
+def _lexical_candidates(
+    base: QuerySet[Memory], text: str, pool_size: int, vector: np.ndarray[Any, Any]
+) -> list[Memory]:
     lexemes = _rare_lexemes(text)
     if not lexemes:
         return []
@@ -239,7 +247,11 @@ def _lexical_candidates(base: QuerySet[Memory], text: str, pool_size: int) -> li
     tsquery = SearchQuery(" | ".join(_quoted(x) for x in lexemes), search_type="raw", config="simple")
     qs = (
         base.filter(search_vector=tsquery)
-        .annotate(rank=SearchRank(F("search_vector"), tsquery, cover_density=True, normalization=32))
+        .annotate(
+            rank=SearchRank(F("search_vector"), tsquery, cover_density=True, normalization=32),
+            distance=CosineDistance("embedding", vector),
+        )
+        .defer("embedding")
         .order_by("-rank")[:pool_size]
     )
     return list(qs)
@@ -394,6 +406,31 @@ def recency(memory: Memory, reference: dt.datetime) -> float:
     return math.exp(-settings.MEMORYHUB_DECAY_LAMBDA * age_days)
 
 
+def _query_cosine(memory: Memory, vector: np.ndarray[Any, Any]) -> float:
+    """From the distance the candidate query computed; from the vector for facts loaded whole (chain heads)."""
+    distance = getattr(memory, "distance", None)
+    if distance is not None:
+        return 1.0 - float(distance)
+    if not _has_vector(memory):
+        return 0.0
+    return float(np.dot(vector, memory.embedding))
+
+
+def _has_vector(memory: Memory) -> bool:
+    """Whether the fact's vector is loaded and present (never loads a deferred one)."""
+    return "embedding" not in memory.get_deferred_fields() and memory.embedding is not None
+
+
+def _load_vectors(hits: list[Hit]) -> None:
+    """Fetch, in one query, the vectors the candidate queries left out (for comparing hits)."""
+    wanted = [h.memory for h in hits if "embedding" in h.memory.get_deferred_fields()]
+    if not wanted:
+        return
+    vectors = dict(Memory.objects.filter(pk__in=[m.pk for m in wanted]).values_list("pk", "embedding"))
+    for memory in wanted:
+        memory.embedding = vectors.get(memory.pk)
+
+
 def _score(
     memory: Memory,
     vector: np.ndarray[Any, Any],
@@ -402,7 +439,7 @@ def _score(
     reference: dt.datetime,
     q: RecallQuery,
 ) -> Hit:
-    cosine = float(np.dot(vector, memory.embedding)) if memory.embedding is not None else 0.0
+    cosine = _query_cosine(memory, vector)
     parts = ScoreParts(
         cosine=cosine,
         lexical=lexical,
@@ -429,7 +466,20 @@ def _diverse(hits: list[Hit], k: int) -> list[Hit]:
     ``SAME_SCORE``), the newer: two near-identical statements made at
     different times are an answer and its update. A clearly better match (a
     ticket key's own fact over its templated siblings) is never swapped out.
+
+    Only the top hits are compared (their vectors are loaded); the walk goes
+    deeper, a batch of vectors at a time, only when they cannot fill ``k``.
     """
+    limit = min(len(hits), max(COMPARED_HITS, 3 * k))
+    while True:
+        _load_vectors(hits[:limit])
+        chosen = _collapse(hits[:limit], k)
+        if len(chosen) >= k or limit == len(hits):
+            return chosen
+        limit = min(len(hits), limit + COMPARED_HITS)
+
+
+def _collapse(hits: list[Hit], k: int) -> list[Hit]:
     similar = _near_duplicates(hits)
     chosen: list[int] = []  # indexes into hits
     dropped: list[int] = []
@@ -489,7 +539,7 @@ def _cosines(hits: list[Hit]) -> np.ndarray[Any, Any]:
     """Cosine between every two hits (one matrix product; a hit without an embedding matches nothing)."""
     vectors = np.zeros((len(hits), DIMENSIONS), dtype=np.float32)
     for i, hit in enumerate(hits):
-        if hit.memory.embedding is not None:
+        if _has_vector(hit.memory):
             vectors[i] = hit.memory.embedding
     cosines: np.ndarray[Any, Any] = vectors @ vectors.T
     return cosines

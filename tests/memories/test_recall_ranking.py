@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from typing import Any
+
 import pytest
 
 from conflicts.models import Uncertainty
@@ -263,3 +267,22 @@ def test_a_pending_fact_is_found_by_its_words_before_it_is_embedded(workspace: W
 
     assert ids(hits) == [pending.pk]
     assert hits[0].parts.cosine == 0.0
+
+
+def test_recall_runs_the_same_few_queries_however_many_candidates(
+    workspace: Workspace, django_assert_max_num_queries: Callable[[int], AbstractContextManager[Any]]
+) -> None:
+    for n in range(45):
+        remember(workspace, f"Service {n} of the team runs on port {8000 + n}")
+    Memory.objects.create(workspace=workspace, text="The team's pending fact is not embedded yet")
+
+    with django_assert_max_num_queries(QUERIES_PER_RECALL):
+        hits = recall(workspace=workspace, query=RecallQuery(query="which port does the team service run on"))
+
+    assert 0 < len(hits) <= 10  # near-identical facts collapse
+
+
+# candidates (2 + 2 settings), rare lexemes (1) and common-word statistics (1), vectors of the top
+# hits (1, and at most two more batches when near-duplicates crowd the top, as they do here),
+# disputes (2), touch (3 with its setting and savepoint): nothing per candidate.
+QUERIES_PER_RECALL = 16

@@ -28,6 +28,23 @@ def worker() -> Iterator[Any]:
         yield w
 
 
+@pytest.fixture(autouse=True)
+def _worker_idle_after_each_test() -> Iterator[None]:
+    """Let the worker finish what a test started (embedding, then detection) before the tables are flushed.
+
+    Flushing truncates tables; a detection task still reading them would deadlock with it,
+    or leave rows behind for the next test.
+    """
+    yield
+    deadline = time.monotonic() + WAIT_SECONDS
+    busy = Memory.objects.filter(status="pending_embed") | Memory.objects.filter(
+        status="active", checked_at__isnull=True
+    )
+    while busy.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    time.sleep(0.5)  # the task that did the last update commits and returns
+
+
 def _wait_for_status(memory_id: str, status: str) -> Memory:
     deadline = time.monotonic() + WAIT_SECONDS
     while True:
