@@ -38,6 +38,7 @@ from pgvector.django import CosineDistance
 
 from memories.embeddings import DIMENSIONS
 from memories.models import LIVE_STATUSES, Link, Memory, Reliability
+from memories.selectors import memories_load_vectors
 from memoryhub.errors import InvalidInput
 from workspaces.models import Workspace
 
@@ -181,7 +182,7 @@ def recall(*, workspace: Workspace, query: RecallQuery, query_vector: np.ndarray
     hits.sort(key=lambda h: (-h.score, -h.memory.importance, -h.memory.recorded_at.timestamp()))
     # Hits are compared with each other only near the top: that is where results come from.
     compared = max(COMPARED_HITS, 3 * query.k)
-    _load_vectors(hits[:compared])
+    memories_load_vectors([h.memory for h in hits[:compared]])
     hits = _newer_first(hits[:compared]) + hits[compared:]
     results = _diverse(hits, query.k) if query.diversity else hits[: query.k]
     if query.expand:
@@ -421,16 +422,6 @@ def _has_vector(memory: Memory) -> bool:
     return "embedding" not in memory.get_deferred_fields() and memory.embedding is not None
 
 
-def _load_vectors(hits: list[Hit]) -> None:
-    """Fetch, in one query, the vectors the candidate queries left out (for comparing hits)."""
-    wanted = [h.memory for h in hits if "embedding" in h.memory.get_deferred_fields()]
-    if not wanted:
-        return
-    vectors = dict(Memory.objects.filter(pk__in=[m.pk for m in wanted]).values_list("pk", "embedding"))
-    for memory in wanted:
-        memory.embedding = vectors.get(memory.pk)
-
-
 def _score(
     memory: Memory,
     vector: np.ndarray[Any, Any],
@@ -472,7 +463,7 @@ def _diverse(hits: list[Hit], k: int) -> list[Hit]:
     """
     limit = min(len(hits), max(COMPARED_HITS, 3 * k))
     while True:
-        _load_vectors(hits[:limit])
+        memories_load_vectors([h.memory for h in hits[:limit]])
         chosen = _collapse(hits[:limit], k)
         if len(chosen) >= k or limit == len(hits):
             return chosen

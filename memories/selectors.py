@@ -169,3 +169,18 @@ def memories_stale_pending_ids(*, older_than: dt.timedelta, limit: int = 10_000)
         .order_by("recorded_at")
         .values_list("id", flat=True)[:limit]
     )
+
+
+def memories_load_vectors(memories: list[Memory]) -> None:
+    """Fill in, with one query, the embeddings a query deferred (``.defer("embedding")``).
+
+    Candidate queries return the cosine with each row instead of the vector:
+    parsing 384 floats per row costs more than the index walk, and only the few
+    rows that are compared with each other need theirs.
+    """
+    wanted = [m for m in memories if "embedding" in m.get_deferred_fields()]
+    if not wanted:
+        return
+    vectors = dict(Memory.objects.filter(pk__in=[m.pk for m in wanted]).values_list("pk", "embedding"))
+    for memory in wanted:
+        memory.embedding = vectors.get(memory.pk)

@@ -16,6 +16,7 @@ from django.db.models import Q
 from pgvector.django import CosineDistance
 
 from memories.models import LIVE_STATUSES, Memory
+from memories.selectors import memories_load_vectors
 
 NEIGHBOURS = 10
 NEIGHBOUR_MIN_COSINE = 0.45
@@ -46,9 +47,12 @@ def candidates_for(memory: Memory) -> list[Candidate]:
             with connection.cursor() as cursor:
                 cursor.execute("SET LOCAL hnsw.ef_search = 64")
                 cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            # The cosine comes back with each row, the vector does not: only the few
+            # candidates kept need theirs (parsing 30 vectors cost more than the index walk).
             pool = list(
                 base.filter(embedding__isnull=False)
                 .annotate(distance=CosineDistance("embedding", vector))
+                .defer("embedding")
                 .order_by("distance")[:WIDE_POOL]
             )
         for rank, near in enumerate(pool):
@@ -62,8 +66,9 @@ def candidates_for(memory: Memory) -> list[Candidate]:
         for other in same_key:
             if other.pk not in found:
                 found[other.pk] = Candidate(other, _cosine(memory, other), "same_key")
-    ranked = sorted(found.values(), key=lambda c: (c.why != "same_key", -c.similarity))
-    return ranked[:MAX_CANDIDATES]
+    ranked = sorted(found.values(), key=lambda c: (c.why != "same_key", -c.similarity))[:MAX_CANDIDATES]
+    memories_load_vectors([c.memory for c in ranked])
+    return ranked
 
 
 def _shares_scope_or_tag(a: Memory, b: Memory) -> bool:
