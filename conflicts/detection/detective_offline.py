@@ -72,6 +72,8 @@ MEASURE_UNITS = rules.UNITS - frozenset(
         "vcpus",
     ]
 )
+# A newer version named this long after the old one, unannounced, leaves the old fact stale.
+VERSION_STALE_GAP = dt.timedelta(days=30)
 # A later fact this close to the original statement can be a return to it.
 RETURN_COSINE = 0.45
 DENIAL = re.compile(r"\b(?:never|don't|do not|must not|mustn't|no longer)\s+(\w{3,})", re.I)
@@ -153,6 +155,7 @@ def detect(facts: list[StoryFact], *, classify: StoryPairClassifier | None = Non
     _returns(facts, pairs, similarity, add)
     _disputes(facts, pairs, by_key, add)
     _value_clashes(facts, pairs, add)
+    _versions_moved_on(facts, pairs, add)
     return flags
 
 
@@ -337,6 +340,30 @@ def _value_clashes(
             [pair.older, pair.newer],
             f'Which holds now: "{_short(older.text, 80)}" or "{_short(newer.text, 80)}"?',
             f"two current sources give different {measure} (cosine {pair.similarity:.2f})",
+        )
+
+
+def _versions_moved_on(
+    facts: list[StoryFact], pairs: list[PairView], add: Callable[[str, list[int], str, str], None]
+) -> None:
+    """Stale: a fact names one version of something; weeks later another fact uses a newer one, unannounced.
+
+    "Annotators follow guidelines v1.3" … "annotators were trained on the v2.1
+    guidelines": nothing retired v1.3, so the old fact still reads as current.
+    An announced upgrade ("upgraded 25 -> 26") is a change, settled at ingestion.
+    """
+    retired = {p.older for p in pairs if p.at_odds and p.announced}
+    for pair in pairs:
+        older, newer = facts[pair.older], facts[pair.newer]
+        if not pair.signals.version_mismatch or pair.announced or pair.older in retired:
+            continue
+        if newer.at - older.at < VERSION_STALE_GAP or ANNOUNCED.search(newer.text):
+            continue
+        add(
+            "stale",
+            [pair.older, pair.newer],
+            f'Is it still true that "{_short(older.text)}"?',
+            f"a later fact uses another version ({', '.join(pair.signals.versions_b)}) and nothing retired this one",
         )
 
 

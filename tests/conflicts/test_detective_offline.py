@@ -217,3 +217,22 @@ def test_two_sources_stating_different_limits_clash() -> None:
     ]
 
     assert flags(story, ALL_COMPATIBLE) == [("ambiguity", ["f1", "f2"])]
+
+
+@pytest.mark.parametrize(
+    ("newer", "days", "stale"),
+    [
+        ("Round 4 annotators were trained on the v2.1 guidelines; dosage spans include the unit", 200, True),
+        ("Annotation guidelines upgraded from v1.3 to v2.1 for round 4", 200, False),  # announced
+        ("Round 2 annotators were trained on the v2.1 guidelines; dosage spans include the unit", 3, False),
+    ],
+)
+def test_a_fact_naming_an_old_version_goes_stale_when_a_later_one_uses_another(
+    newer: str, days: int, stale: bool
+) -> None:
+    story = [
+        fact("f1", "Annotators follow guidelines v1.3; dosage spans exclude the unit", 0, "annotation", "notes"),
+        fact("f2", newer, days, "annotation", "notes"),
+    ]
+
+    assert flags(story, ALL_COMPATIBLE) == ([("stale", ["f1", "f2"])] if stale else [])
