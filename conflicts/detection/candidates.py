@@ -65,7 +65,7 @@ def candidates_for(memory: Memory) -> list[Candidate]:
         same_key = base.filter(key=memory.key).filter(Q(kind=memory.kind)).order_by("-valid_from")[:SAME_KEY_LIMIT]
         for other in same_key:
             if other.pk not in found:
-                found[other.pk] = Candidate(other, _cosine(memory, other), "same_key")
+                found[other.pk] = Candidate(other, memory_cosine(memory, other), "same_key")
     ranked = sorted(found.values(), key=lambda c: (c.why != "same_key", -c.similarity))[:MAX_CANDIDATES]
     memories_load_vectors([c.memory for c in ranked])
     return ranked
@@ -75,7 +75,8 @@ def _shares_scope_or_tag(a: Memory, b: Memory) -> bool:
     return bool(a.scope and a.scope == b.scope) or bool(set(a.tags) & set(b.tags))
 
 
-def _cosine(a: Memory, b: Memory) -> float:
+def memory_cosine(a: Memory, b: Memory) -> float:
+    """Cosine of two memories' embeddings; 0 when either has none."""
     if a.embedding is None or b.embedding is None:
         return 0.0
     return float(np.dot(np.asarray(a.embedding), np.asarray(b.embedding)))

@@ -204,8 +204,10 @@ def _left_behind(older: Memory, newer: Memory, prediction: Prediction) -> Verdic
     temporal change whatever the model says (it was trained on short sentence
     pairs and reads long facts poorly), provided the two are about one subject.
     """
+    from conflicts.detection.candidates import memory_cosine
+
     value = rules.leaves_what_other_states(newer.text, older.text)
-    if value is None or not (prediction.signals.same_subject or _cosine(older, newer) >= LEFT_BEHIND_COSINE):
+    if value is None or not (prediction.signals.same_subject or memory_cosine(older, newer) >= LEFT_BEHIND_COSINE):
         return None
     return Verdict(
         relation=Relation.TEMPORAL_CHANGE,
@@ -215,8 +217,3 @@ def _left_behind(older: Memory, newer: Memory, prediction: Prediction) -> Verdic
         announced=True,
         reasons=(f'the newer fact leaves "{value}", which the older one states', *prediction.reasons),
     )
-
-
-def _cosine(a: Memory, b: Memory) -> float:
-    va, vb = _embedding_of(a), _embedding_of(b)
-    return 0.0 if va is None or vb is None else float(va @ vb)

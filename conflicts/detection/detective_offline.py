@@ -153,9 +153,11 @@ def detect(facts: list[StoryFact], *, classify: StoryPairClassifier | None = Non
 
     _reversals(facts, pairs, by_key, add)
     _returns(facts, pairs, similarity, add)
-    _disputes(facts, pairs, by_key, add)
-    _value_clashes(facts, pairs, add)
-    _versions_moved_on(facts, pairs, add)
+    # Older facts a later fact announced replacing: a question about them is settled.
+    retired = {p.older for p in pairs if p.at_odds and p.announced}
+    _disputes(facts, pairs, retired, add)
+    _value_clashes(facts, pairs, retired, add)
+    _versions_moved_on(facts, pairs, retired, add)
     return flags
 
 
@@ -231,10 +233,9 @@ def _reversals(
 def _disputes(
     facts: list[StoryFact],
     pairs: list[PairView],
-    by_key: dict[tuple[int, int], PairView],
+    retired: set[int],
     add: Callable[[str, list[int], str, str], None],
 ) -> None:
-    retired = {p.older for p in pairs if p.at_odds and p.announced}
     for pair in pairs:
         older, newer = facts[pair.older], facts[pair.newer]
         if not pair.at_odds or pair.announced or _same_session(older, newer):
@@ -311,7 +312,10 @@ def _returns(
 
 
 def _value_clashes(
-    facts: list[StoryFact], pairs: list[PairView], add: Callable[[str, list[int], str, str], None]
+    facts: list[StoryFact],
+    pairs: list[PairView],
+    retired: set[int],
+    add: Callable[[str, list[int], str, str], None],
 ) -> None:
     """Two sources state different values of the same measure, and nothing says one replaced the other.
 
@@ -320,7 +324,6 @@ def _value_clashes(
     meaning, from different agents (one agent restating a value is a progression),
     neither announcing a change, neither retired later.
     """
-    retired = {p.older for p in pairs if p.at_odds and p.announced}
     for pair in pairs:
         older, newer = facts[pair.older], facts[pair.newer]
         close = pair.similarity >= CLASH_COSINE or (pair.signals.same_subject and pair.similarity >= LINK_COSINE)
@@ -344,7 +347,10 @@ def _value_clashes(
 
 
 def _versions_moved_on(
-    facts: list[StoryFact], pairs: list[PairView], add: Callable[[str, list[int], str, str], None]
+    facts: list[StoryFact],
+    pairs: list[PairView],
+    retired: set[int],
+    add: Callable[[str, list[int], str, str], None],
 ) -> None:
     """Stale: a fact names one version of something; weeks later another fact uses a newer one, unannounced.
 
@@ -352,7 +358,6 @@ def _versions_moved_on(
     guidelines": nothing retired v1.3, so the old fact still reads as current.
     An announced upgrade ("upgraded 25 -> 26") is a change, settled at ingestion.
     """
-    retired = {p.older for p in pairs if p.at_odds and p.announced}
     for pair in pairs:
         older, newer = facts[pair.older], facts[pair.newer]
         if not pair.signals.version_mismatch or pair.announced or pair.older in retired:
