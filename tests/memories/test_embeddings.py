@@ -75,6 +75,17 @@ def test_it_splits_large_inputs_into_batches() -> None:
     np.testing.assert_allclose(small_batches.embed(texts), get_embedder().embed(texts), atol=1e-5)
 
 
+def test_batches_run_side_by_side_give_what_one_thread_gives() -> None:
+    texts = [f"fact {n}: " + "the deploy window moved " * (n % 4) for n in range(11)]
+
+    one_thread = MiniLMEmbedder(batch_size=2, threads=1).embed(texts)
+    side_by_side = MiniLMEmbedder(batch_size=2, threads=3).embed(texts)
+
+    np.testing.assert_array_equal(side_by_side, one_thread)
+    for row, text in zip(side_by_side, texts, strict=True):
+        np.testing.assert_allclose(row, get_embedder().embed([text])[0], atol=1e-5)
+
+
 def test_it_truncates_texts_beyond_the_model_limit(embedder: Embedder) -> None:
     long_text = "word " * 2000
 
