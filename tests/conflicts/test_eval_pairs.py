@@ -18,7 +18,8 @@ def run(*args: str) -> str:
 
 def test_it_prints_the_readme_json_shape() -> None:
     report = json.loads(run(str(FIXTURES / "pairs-small.jsonl"), "--json"))
-    assert set(report) == {"overall", "by_source", "confusion", "pairs_per_second"}
+    # The README's keys, and the rate with the embeddings given next to them.
+    assert set(report) == {"overall", "by_source", "confusion", "pairs_per_second", "pairs_per_second_embeddings_given"}
     assert set(report["overall"]) == {"contradiction", "duplicate", "update"}
     for scores in report["overall"].values():
         assert set(scores) == {"precision", "recall", "f1", "n"}
@@ -29,6 +30,8 @@ def test_it_prints_the_readme_json_shape() -> None:
     assert set(report["by_source"]["temporal"]) == {"update"}
     assert sum(sum(row.values()) for row in report["confusion"].values()) == 9
     assert report["pairs_per_second"] > 0
+    # Without the embedding the same pairs go faster.
+    assert report["pairs_per_second_embeddings_given"] > report["pairs_per_second"]
 
 
 def test_it_prints_a_table() -> None:

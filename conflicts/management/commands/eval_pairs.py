@@ -36,7 +36,10 @@ class Command(BaseCommand):
             self.stdout.write(json.dumps(report, indent=2))
             return
         what = "baseline (cosine ≥ 0.80 + negation parity)" if options["baseline"] else "offline detector"
-        self.stdout.write(f"{len(pairs)} pairs, {what}, {report['pairs_per_second']:.0f} pairs/s")
+        self.stdout.write(
+            f"{len(pairs)} pairs, {what}, {report['pairs_per_second']:.0f} pairs/s embedding included"
+            f" ({report['pairs_per_second_embeddings_given']:.0f} pairs/s with the embeddings given)"
+        )
         header = f"{'source':<18} {'label':<14} {'precision':>9} {'recall':>7} {'f1':>6} {'n':>6}"
         self.stdout.write(header)
         self.stdout.write("-" * len(header))
