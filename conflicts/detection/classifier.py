@@ -43,6 +43,9 @@ SURE_WITHOUT_SHARED_WORDS = 0.8
 # when the rules see no shared subject.
 LEFT_BEHIND_PROBABILITY = 0.9
 LEFT_BEHIND_COSINE = 0.45
+# "Correction: …" replaces an earlier fact only on the same subject: shared subject
+# words by the rules, or this close in meaning.
+CORRECTED_COSINE = 0.6
 When = str | date | datetime | None
 
 
@@ -192,9 +195,30 @@ def classify_memory_pairs(pairs: list[tuple[Memory, Memory]]) -> list[Verdict]:
             a_time = b_time = None
         inputs.append(PairInput(older.text, newer.text, a_time, b_time, _embedding_of(older), _embedding_of(newer)))
     return [
-        _left_behind(older, newer, prediction) or prediction.verdict()
+        _left_behind(older, newer, prediction) or _corrected(older, newer, prediction) or prediction.verdict()
         for (older, newer), prediction in zip(pairs, classify_pairs(inputs), strict=True)
     ]
+
+
+def _corrected(older: Memory, newer: Memory, prediction: Prediction) -> Verdict | None:
+    """Tier 0 over tier 1: the newer fact says it corrects an earlier one about the same subject.
+
+    "BM25 nDCG@10 = 0.412" then "Correction to the previous entry: BM25 nDCG@10
+    is 0.418": the older value was never true, and the newer one replaces it.
+    """
+    from conflicts.detection.candidates import memory_cosine
+
+    marker = rules.correction_marker(newer.text)
+    if marker is None or not (prediction.signals.same_subject or memory_cosine(older, newer) >= CORRECTED_COSINE):
+        return None
+    return Verdict(
+        relation=Relation.TEMPORAL_CHANGE,
+        probability=LEFT_BEHIND_PROBABILITY,
+        tier="rules",
+        current="b",
+        announced=True,
+        reasons=(f'the newer fact corrects an earlier one ("{marker}")', *prediction.reasons),
+    )
 
 
 def _left_behind(older: Memory, newer: Memory, prediction: Prediction) -> Verdict | None:

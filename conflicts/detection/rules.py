@@ -246,13 +246,37 @@ UNITS = frozenset(
 )
 
 
-# "Moved the broker off RabbitMQ", "from Jest to Vitest", "instead of Auth0": what a change leaves.
-_LEFT_RE = re.compile(r"\b(?:off|from|away from|instead of|replacing|scratch the|dropped)\s+(\w[\w.-]{2,})", re.I)
+# What a change leaves: "moved the broker off RabbitMQ", "instead of Auth0", "from Jest to
+# Vitest", "migrated billing from MySQL". A bare "from" is not a change ("logs from the API",
+# "the preset change from the Mar 2 push"): it counts before "to"/"onto"/"into", or after a
+# verb of change in the same clause.
+_LEFT_VALUE = r"(?:(?:the|a|an|our|their|its|my|your)\s+)?(\w[\w.-]{2,})"
+_LEFT_RES = (
+    re.compile(r"\b(?:off|away from|instead of|replacing|scratch the|dropped)\s+" + _LEFT_VALUE, re.I),
+    re.compile(r"\bfrom\s+" + _LEFT_VALUE + r"\s+(?:to|onto|into)\b", re.I),
+    re.compile(
+        r"\b(?:moved|moving|migrated|migrating|switched|switching|relocated|ported|upgraded|downgraded)\b"
+        r"[^.;:!?]{0,60}?\bfrom\s+" + _LEFT_VALUE,
+        re.I,
+    ),
+)
+
+
+# A statement that says it corrects an earlier one: "Correction to the previous entry: …",
+# "Update on cause: …", "Actually, …".
+_CORRECTION_RE = re.compile(r"\b(?:correction|corrected|correcting|erratum)\b|^\W*(?:update on|actually)\b", re.I)
+
+
+def correction_marker(text: str) -> str | None:
+    """The words with which a statement announces that it corrects an earlier one, if any."""
+    match = _CORRECTION_RE.search(text)
+    return match.group(0).strip(" \t:,").lower() if match else None
 
 
 def left_values(text: str) -> set[str]:
-    """What a statement announces leaving: "off RabbitMQ", "from Jest" → {"rabbitmq", "jest"}."""
-    return {match.group(1).lower() for match in _LEFT_RE.finditer(text)}
+    """What a statement announces leaving: "off RabbitMQ", "from Jest to Vitest" → {"rabbitmq", "jest"}."""
+    found = {match.group(1).lower() for pattern in _LEFT_RES for match in pattern.finditer(text)}
+    return {value for value in found if value not in STOPWORDS and not value.isdigit()}
 
 
 def leaves_what_other_states(newer: str, older: str) -> str | None:

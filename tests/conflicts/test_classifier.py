@@ -156,3 +156,29 @@ def test_a_newer_memory_leaving_what_the_older_states_is_an_announced_change() -
         "rules",
     )
     assert 'leaves "jest"' in verdict.reasons[0]
+
+
+def test_a_newer_memory_correcting_the_same_subject_replaces_it() -> None:
+    import datetime as dt
+
+    from conflicts.detection.classifier import classify_memory_pairs
+    from memories.models import Memory
+
+    at = dt.datetime(2026, 2, 9, 14, 2, tzinfo=dt.UTC)
+    older = Memory(text="BM25 baseline on the 600 held-out queries: nDCG@10 = 0.412.", valid_from=at)
+    newer = Memory(
+        text="Correction to the previous entry: the BM25 baseline nDCG@10 is 0.418 (the first run was unstemmed).",
+        valid_from=at + dt.timedelta(minutes=7),
+    )
+    elsewhere = Memory(text="The office wifi password rotates every month.", valid_from=at)
+
+    [corrected, unrelated] = classify_memory_pairs([(older, newer), (elsewhere, newer)])
+
+    assert (corrected.relation, corrected.current, corrected.announced, corrected.tier) == (
+        Relation.TEMPORAL_CHANGE,
+        "b",
+        True,
+        "rules",
+    )
+    assert "corrects an earlier one" in corrected.reasons[0]
+    assert unrelated.relation != Relation.TEMPORAL_CHANGE

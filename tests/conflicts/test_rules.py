@@ -112,9 +112,33 @@ def test_features_match_their_names() -> None:
         ("Scratch the Auth0 plan: Keycloak instead", "Going with Auth0 for customer SSO", "auth0"),
         ("Moved unit tests from Jest to Vitest", "The app is bundled with Webpack", None),  # not stated before
         ("Migrated analytics from MySQL", "We migrated billing from MySQL in 2019", None),  # both leave it
+        ("User and Jonas moved from Bristol to Bath in October", "User lives in Bristol with Jonas", "bristol"),
+        # A bare "from" leaves nothing: "the" is not a value, and this is no change.
+        (
+            "Re-applied the ffmpeg preset change from the Mar 2 push on its own",
+            "Suspected cause: the config push changed the ffmpeg preset",
+            None,
+        ),
+        ("Error logs from the API gateway go to Loki", "The API gateway logs errors to CloudWatch", None),
     ],
 )
 def test_a_newer_statement_leaving_what_the_older_states(newer: str, older: str, value: str | None) -> None:
     from conflicts.detection.rules import leaves_what_other_states
 
     assert leaves_what_other_states(newer, older) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "marker"),
+    [
+        ("Correction to the previous entry: BM25 nDCG@10 is 0.418", "correction"),
+        ("Update on cause: the preset change is harmless", "update on"),
+        ("Actually, the limit is 2,000 req/s", "actually"),
+        ("The deploy window is Tuesday 10:00", None),
+        ("Post an update on the status page", None),  # "update on" counts only as an opening
+    ],
+)
+def test_a_statement_announcing_a_correction(text: str, marker: str | None) -> None:
+    from conflicts.detection.rules import correction_marker
+
+    assert correction_marker(text) == marker
