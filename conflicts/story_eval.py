@@ -24,12 +24,14 @@ from conflicts.detection.pipeline import detect_and_resolve
 from conflicts.models import CardState, ConflictCard
 from memories.audit import Actor
 from memories.models import Memory
-from memories.recall import RecallQuery, recall
+from memories.recall import Hit, RecallQuery, recall
 from memories.services import MemoryInput, memories_embed_pending, memory_create
 from memoryhub.errors import InvalidInput
 from workspaces.models import Workspace
 
 FLAG_KINDS = ("reversal", "ambiguity", "stale", "contradiction")
+# Hits recall returns per current-truth subject: the first is judged, the rest explain a miss.
+EXPLAINED_HITS = 5
 
 
 class _Rollback(Exception):
@@ -203,9 +205,10 @@ def _current_truth(
     for item in story["current"]:
         target = by_story_id[item["fact_id"]]
         if item["status"] == "clear":
-            hits = recall(workspace=workspace, query=RecallQuery(query=item["subject"], k=1, touch=False))
+            # The first hit decides; the next ones only explain a miss (k does not change the first).
+            hits = recall(workspace=workspace, query=RecallQuery(query=item["subject"], k=EXPLAINED_HITS, touch=False))
             ok = bool(hits) and hits[0].memory.pk == target.pk
-            got = story_of.get(hits[0].memory.pk, "?") if hits else "nothing"
+            got = _explained(hits, target, story_of) if hits else "nothing"
         else:
             ok = ConflictCard.objects.filter(
                 workspace=workspace, state=CardState.OPEN, card_facts__memory=target
@@ -217,3 +220,19 @@ def _current_truth(
                 f"{story['id']} {item['subject']!r}: expected {item['fact_id']} ({item['status']}), got {got}"
             )
     return correct, misses
+
+
+def _explained(hits: list[Hit], target: Memory, story_of: dict[uuid.UUID, str]) -> str:
+    """``f6 (0.44 = cos 0.25, lex 1.00, recency 0.00); f7 ranked 3 (0.27 = …)``: why recall chose."""
+
+    def parts(hit: Hit) -> str:
+        p = hit.parts
+        return f"{hit.score:.2f} = cos {p.cosine:.2f}, lex {p.lexical:.2f}, recency {p.recency:.2f}"
+
+    first = hits[0]
+    text = f"{story_of.get(first.memory.pk, '?')} ({parts(first)})"
+    ranked = next((i for i, hit in enumerate(hits) if hit.memory.pk == target.pk), None)
+    if ranked is None:
+        status, reliability = Memory.objects.values_list("status", "reliability").get(pk=target.pk)
+        return text + f"; {story_of.get(target.pk, '?')} not among the {len(hits)} hits (it is {status}, {reliability})"
+    return text + f"; {story_of.get(target.pk, '?')} ranked {ranked + 1} ({parts(hits[ranked])})"
