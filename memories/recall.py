@@ -26,9 +26,11 @@ import time
 import uuid
 from collections import Counter
 from dataclasses import dataclass, field, fields, replace
+from functools import lru_cache
 from typing import Any, Literal
 
 import numpy as np
+import snowballstemmer
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection, transaction
@@ -306,6 +308,26 @@ def _tokens(text: str) -> list[str]:
     return [t.lower() for t in TOKEN.findall(text)]
 
 
+def bm25_terms(text: str) -> list[str]:
+    """Words as BM25 compares them: lower-cased, English words stemmed ("restores" → "restor").
+
+    The stemmer is Snowball's English one, as in Postgres' ``english``
+    configuration that fetches the lexical candidates, so a fact that was
+    fetched for "restore" also scores for it. Tokens with digits
+    (``v2``, ``e4012``, ``14``) are left whole: identifiers match exactly.
+    """
+    return [_stem(t) if t.isalpha() else t for t in _tokens(text)]
+
+
+_ENGLISH = snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=65_536)
+def _stem(word: str) -> str:
+    stem: str = _ENGLISH.stemWord(word)
+    return stem
+
+
 def _replace_by_chain_heads(
     candidates: dict[uuid.UUID, Memory], query: RecallQuery
 ) -> tuple[dict[uuid.UUID, Memory], dict[uuid.UUID, uuid.UUID]]:
@@ -363,7 +385,7 @@ def _lexical_scores(query: RecallQuery, pool: list[Memory]) -> dict[uuid.UUID, f
         )
         top = max(ranks.values(), default=0.0) or 1.0
         return {pk: float(rank) / top for pk, rank in ranks.items()}
-    return local_bm25(_tokens(query.query), {m.pk: _tokens(m.text) for m in pool})
+    return local_bm25(bm25_terms(query.query), {m.pk: bm25_terms(m.text) for m in pool})
 
 
 def local_bm25(

@@ -9,7 +9,7 @@ import pytest
 from conflicts.models import Uncertainty
 from memories.audit import Actor
 from memories.models import Link, Memory
-from memories.recall import Expand, RecallQuery, recall
+from memories.recall import Expand, RecallQuery, bm25_terms, recall
 from memories.services import memory_supersede
 from tests.memories.recall_helpers import day, remember
 from workspaces.models import Workspace
@@ -31,6 +31,22 @@ def test_it_ranks_an_exact_identifier_above_a_vague_paraphrase_in_hybrid_mode(wo
     assert ids(hybrid)[0] == exact.pk
     assert hybrid[0].parts.lexical == 1.0
     assert paraphrase.pk in ids(hybrid)
+
+
+def test_lexical_scoring_stems_english_words_and_keeps_identifiers_whole() -> None:
+    assert bm25_terms("Restores now use delta mode") == ["restor", "now", "use", "delta", "mode"]
+    assert bm25_terms("restore drills") == ["restor", "drill"]
+    assert bm25_terms("E4012 in v2 builds") == ["e4012", "in", "v2", "build"]
+
+
+def test_an_inflected_word_counts_as_a_lexical_match(workspace: Workspace) -> None:
+    inflected = remember(workspace, "Restores now use delta mode and finish in 26 minutes")
+    remember(workspace, "The quarterly drill passed in 41 minutes")
+
+    hits = recall(workspace=workspace, query=RecallQuery(query="restore"))
+
+    by_id = {h.memory.pk: h for h in hits}
+    assert by_id[inflected.pk].parts.lexical == 1.0
 
 
 def test_it_ranks_the_newer_of_two_near_identical_facts_first(workspace: Workspace) -> None:
