@@ -262,9 +262,14 @@ _LEFT_RES = (
 )
 
 
-# A statement that says it corrects an earlier one: "Correction to the previous entry: …",
-# "Update on cause: …", "Actually, …".
-_CORRECTION_RE = re.compile(r"\b(?:correction|corrected|correcting|erratum)\b|^\W*(?:update on|actually)\b", re.I)
+# A statement that says it corrects or sharpens an earlier one: "Correction to the previous
+# entry: …", "Update on cause: …", "Actually, …", "Clarifying the free allowance: …".
+# The softer words count only as an opening ("ask for clarification" corrects nothing).
+_CORRECTION_RE = re.compile(
+    r"\b(?:correction|corrected|correcting|erratum)\b"
+    r"|^\W*(?:update on|actually|clarifying|clarification|to clarify)\b",
+    re.I,
+)
 
 
 def correction_marker(text: str) -> str | None:

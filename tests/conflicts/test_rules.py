@@ -136,6 +136,9 @@ def test_a_newer_statement_leaving_what_the_older_states(newer: str, older: str,
         ("Actually, the limit is 2,000 req/s", "actually"),
         ("The deploy window is Tuesday 10:00", None),
         ("Post an update on the status page", None),  # "update on" counts only as an opening
+        ("Clarifying the free allowance: the one offline region is capped at 50 km²", "clarifying"),
+        ("To clarify, staging deploys need no approval", "to clarify"),
+        ("Ask the product owner for clarification before the deploy", None),
     ],
 )
 def test_a_statement_announcing_a_correction(text: str, marker: str | None) -> None:

@@ -4,6 +4,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from conflicts.story_eval import evaluate, read_stories
@@ -33,6 +34,8 @@ class Command(BaseCommand):
             stories = read_stories(path)
         except InvalidInput as exc:
             raise CommandError(exc.message) from exc
+        # The replay writes (and rolls back) real rows: a fresh checkout's database needs its tables first.
+        call_command("migrate", interactive=False, verbosity=0)
         report = evaluate(stories, mode=options["mode"])
         summary = report.as_json()
         if options["json"]:
