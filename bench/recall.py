@@ -67,11 +67,11 @@ from memories.models import Memory, Reliability, Status  # noqa: E402
 
 # The vector query recall itself runs: same filters, same ef_search and iterative scan.
 from memories.recall import (  # noqa: E402
-    MIN_EF_SEARCH,
     LexicalBackend,
     RecallQuery,
     _filtered,
     _tune_vector_search,
+    ef_search_for,
     recall,
 )
 from workspaces.models import AgentKey, Workspace  # noqa: E402
@@ -1245,7 +1245,7 @@ def report(
         (rows,) = cursor.fetchone() or (0,)
     print(
         f"setup: k={K}, {args.queries} queries per size, HNSW m=16 ef_construction=64,"
-        f" recall's ef_search={MIN_EF_SEARCH} and iterative scan; the index holds all {rows:,} rows of the table;"
+        f" recall's ef_search={ef_search_for(rows)} and iterative scan; the index holds all {rows:,} rows of the table;"
         f" shared_buffers {buffers}"
     )
     print()

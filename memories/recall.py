@@ -60,6 +60,11 @@ SAME_QUESTION_COSINE = 0.7
 # How many top hits are compared with each other (newer first, near-duplicates).
 COMPARED_HITS = 30
 MIN_EF_SEARCH = 150
+# The graph grows, the beam must too: from this many indexed rows ef_search rises with the
+# square root of the row count, up to MAX_EF_SEARCH (1M rows: recall@10 0.88 at 150, 0.97 at 500).
+EF_SEARCH_ROWS = 100_000
+MAX_EF_SEARCH = 500
+INDEXED_ROWS_TTL = 600.0  # seconds; ANALYZE and autovacuum refresh the estimate behind it
 TOKEN = re.compile(r"\w+", re.UNICODE)
 # Query words in more than this share of all facts do not fetch lexical candidates
 # (and in more than this many facts: on a small table every match is cheap).
@@ -227,8 +232,31 @@ def _tune_vector_search(pool_size: int) -> None:
     # ef_search 150 rather than pgvector's 40: recall@10 0.95 → 0.96 for a 10k workspace
     # sharing the index with 100k others' rows, for < 1 ms (docs/BENCHMARKS.md).
     with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(MIN_EF_SEARCH, pool_size)])
+        cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(ef_search_for(_indexed_rows()), pool_size)])
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+
+
+def ef_search_for(rows: int) -> int:
+    """HNSW's search beam for an index of ``rows`` vectors: 150 up to 100k rows, then ∝ √rows, at most 500."""
+    scaled = MIN_EF_SEARCH * math.sqrt(max(rows, 1) / EF_SEARCH_ROWS)
+    return int(min(MAX_EF_SEARCH, max(MIN_EF_SEARCH, scaled)))
+
+
+_rows_cache: tuple[float, int] = (-INDEXED_ROWS_TTL, 0)
+
+
+def _indexed_rows() -> int:
+    """The planner's estimate of the rows in the memories table (cached; no count(*))."""
+    global _rows_cache
+    fetched_at, rows = _rows_cache
+    if time.monotonic() - fetched_at < INDEXED_ROWS_TTL:
+        return rows
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE relname = 'memories_memory'")
+        row = cursor.fetchone()
+    rows = int(row[0]) if row else 0
+    _rows_cache = (time.monotonic(), rows)
+    return rows
 
 
 def _vector_candidates(base: QuerySet[Memory], vector: np.ndarray[Any, Any], pool_size: int) -> dict[uuid.UUID, Memory]:

@@ -302,3 +302,12 @@ def test_recall_runs_the_same_few_queries_however_many_candidates(
 # hits (1, and at most two more batches when near-duplicates crowd the top, as they do here),
 # disputes (2), touch (3 with its setting and savepoint): nothing per candidate.
 QUERIES_PER_RECALL = 16
+
+
+def test_the_hnsw_search_beam_widens_with_the_index() -> None:
+    from memories.recall import MAX_EF_SEARCH, MIN_EF_SEARCH, ef_search_for
+
+    assert ef_search_for(0) == MIN_EF_SEARCH
+    assert ef_search_for(100_000) == MIN_EF_SEARCH
+    assert MIN_EF_SEARCH < ef_search_for(400_000) < ef_search_for(1_000_000) <= MAX_EF_SEARCH
+    assert ef_search_for(50_000_000) == MAX_EF_SEARCH
