@@ -25,6 +25,7 @@ import re
 import time
 import uuid
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from typing import Any, Literal
@@ -64,13 +65,12 @@ MIN_EF_SEARCH = 150
 # square root of the row count, up to MAX_EF_SEARCH (1M rows: recall@10 0.88 at 150, 0.97 at 500).
 EF_SEARCH_ROWS = 100_000
 MAX_EF_SEARCH = 500
-INDEXED_ROWS_TTL = 600.0  # seconds; ANALYZE and autovacuum refresh the estimate behind it
 TOKEN = re.compile(r"\w+", re.UNICODE)
 # Query words in more than this share of all facts do not fetch lexical candidates
 # (and in more than this many facts: on a small table every match is cheap).
 COMMON_LEXEME_SHARE = 0.0025
 COMMON_LEXEME_MIN_FACTS = 300
-COMMON_LEXEMES_TTL = 600.0  # seconds; ANALYZE refreshes the statistics behind it
+STATISTICS_TTL = 600.0  # seconds; ANALYZE and autovacuum refresh the statistics behind them
 
 Mode = Literal["semantic", "hybrid"]
 LexicalBackend = Literal["local_bm25", "postgres"]
@@ -230,7 +230,8 @@ def _filtered(workspace: Workspace, query: RecallQuery) -> QuerySet[Memory]:
 def _tune_vector_search(pool_size: int) -> None:
     # Iterative scans keep filtered HNSW searches from coming back short (pgvector ≥ 0.8).
     # ef_search 150 rather than pgvector's 40: recall@10 0.95 → 0.96 for a 10k workspace
-    # sharing the index with 100k others' rows, for < 1 ms (docs/BENCHMARKS.md).
+    # sharing the index with 100k others' rows, for < 1 ms; wider on larger tables
+    # (ef_search_for; docs/BENCHMARKS.md).
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(ef_search_for(_indexed_rows()), pool_size)])
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
@@ -242,20 +243,16 @@ def ef_search_for(rows: int) -> int:
     return int(min(MAX_EF_SEARCH, max(MIN_EF_SEARCH, scaled)))
 
 
-_rows_cache: tuple[float, int] = (-INDEXED_ROWS_TTL, 0)
-
-
 def _indexed_rows() -> int:
     """The planner's estimate of the rows in the memories table (cached; no count(*))."""
-    global _rows_cache
-    fetched_at, rows = _rows_cache
-    if time.monotonic() - fetched_at < INDEXED_ROWS_TTL:
-        return rows
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE relname = 'memories_memory'")
-        row = cursor.fetchone()
-    rows = int(row[0]) if row else 0
-    _rows_cache = (time.monotonic(), rows)
+
+    def fetch() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT greatest(reltuples, 0)::bigint FROM pg_class WHERE relname = 'memories_memory'")
+            row = cursor.fetchone()
+        return int(row[0]) if row else 0
+
+    rows: int = _table_statistic("indexed_rows", fetch)
     return rows
 
 
@@ -302,29 +299,39 @@ def _rare_lexemes(text: str) -> list[str]:
     return [x for x in lexemes if x not in common]
 
 
-_common_cache: tuple[float, frozenset[str]] = (0.0, frozenset())
+# Figures read from the planner's statistics, by name: (when fetched, value).
+_statistics: dict[str, tuple[float, Any]] = {}
+
+
+def _table_statistic(name: str, fetch: Callable[[], Any]) -> Any:
+    """``fetch()``'s value, fetched again once it is ``STATISTICS_TTL`` old."""
+    cached = _statistics.get(name)
+    if cached is not None and time.monotonic() - cached[0] < STATISTICS_TTL:
+        return cached[1]
+    value = fetch()
+    _statistics[name] = (time.monotonic(), value)
+    return value
 
 
 def _common_lexemes() -> frozenset[str]:
     """Lexemes in more than ``COMMON_LEXEME_SHARE`` of all facts, from ANALYZE's statistics (cached)."""
-    global _common_cache
-    fetched_at, common = _common_cache
-    if time.monotonic() - fetched_at < COMMON_LEXEMES_TTL:
-        return common
-    with connection.cursor() as cursor:
-        cursor.execute(
-            """
-            SELECT element
-            FROM pg_stats
-            JOIN pg_class ON pg_class.relname = pg_stats.tablename
-            CROSS JOIN unnest(most_common_elems::text::text[], most_common_elem_freqs) AS s(element, share)
-            WHERE tablename = 'memories_memory' AND attname = 'search_vector' AND element IS NOT NULL
-              AND share > %s AND share * pg_class.reltuples > %s
-            """,
-            [COMMON_LEXEME_SHARE, COMMON_LEXEME_MIN_FACTS],
-        )
-        common = frozenset(row[0] for row in cursor.fetchall())
-    _common_cache = (time.monotonic(), common)
+
+    def fetch() -> frozenset[str]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                """
+                SELECT element
+                FROM pg_stats
+                JOIN pg_class ON pg_class.relname = pg_stats.tablename
+                CROSS JOIN unnest(most_common_elems::text::text[], most_common_elem_freqs) AS s(element, share)
+                WHERE tablename = 'memories_memory' AND attname = 'search_vector' AND element IS NOT NULL
+                  AND share > %s AND share * pg_class.reltuples > %s
+                """,
+                [COMMON_LEXEME_SHARE, COMMON_LEXEME_MIN_FACTS],
+            )
+            return frozenset(row[0] for row in cursor.fetchall())
+
+    common: frozenset[str] = _table_statistic("common_lexemes", fetch)
     return common
 
 

@@ -95,7 +95,7 @@ def llm(settings: Any) -> Any:
 
 @pytest.fixture(autouse=True)
 def _fresh_common_lexemes() -> None:
-    """Recall caches which words are common for ten minutes; each test starts without that cache."""
+    """Recall caches table statistics (common words, row count) for ten minutes; each test starts without them."""
     from memories import recall
 
-    recall._common_cache = (0.0, frozenset())
+    recall._statistics.clear()

@@ -49,6 +49,15 @@ def test_an_inflected_word_counts_as_a_lexical_match(workspace: Workspace) -> No
     assert by_id[inflected.pk].parts.lexical == 1.0
 
 
+def test_the_hnsw_search_beam_widens_with_the_index() -> None:
+    from memories.recall import MAX_EF_SEARCH, MIN_EF_SEARCH, ef_search_for
+
+    assert ef_search_for(0) == MIN_EF_SEARCH
+    assert ef_search_for(100_000) == MIN_EF_SEARCH
+    assert MIN_EF_SEARCH < ef_search_for(400_000) < ef_search_for(1_000_000) <= MAX_EF_SEARCH
+    assert ef_search_for(50_000_000) == MAX_EF_SEARCH
+
+
 def test_it_ranks_the_newer_of_two_near_identical_facts_first(workspace: Workspace) -> None:
     older = remember(workspace, "The public API rate limit is 1000 requests per second", valid_from=day(1))
     newer = remember(workspace, "The public API rate limit is 1000 requests per second.", valid_from=day(6))
@@ -226,7 +235,7 @@ def test_words_common_to_much_of_the_workspace_fetch_no_lexical_candidates(works
     try:
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE memories_memory")
-        recall_module._common_cache = (0.0, frozenset())
+        recall_module._statistics.clear()
 
         assert "team" in recall_module._common_lexemes()
         rare = recall_module._rare_lexemes("team ZX-81")
@@ -239,7 +248,7 @@ def test_words_common_to_much_of_the_workspace_fetch_no_lexical_candidates(works
         Memory.objects.filter(workspace=workspace).delete()
         with connection.cursor() as cursor:
             cursor.execute("ANALYZE memories_memory")
-        recall_module._common_cache = (0.0, frozenset())
+        recall_module._statistics.clear()
 
 
 def test_expansion_follows_links_and_stops_on_cycles(workspace: Workspace) -> None:
@@ -302,12 +311,3 @@ def test_recall_runs_the_same_few_queries_however_many_candidates(
 # hits (1, and at most two more batches when near-duplicates crowd the top, as they do here),
 # disputes (2), touch (3 with its setting and savepoint): nothing per candidate.
 QUERIES_PER_RECALL = 16
-
-
-def test_the_hnsw_search_beam_widens_with_the_index() -> None:
-    from memories.recall import MAX_EF_SEARCH, MIN_EF_SEARCH, ef_search_for
-
-    assert ef_search_for(0) == MIN_EF_SEARCH
-    assert ef_search_for(100_000) == MIN_EF_SEARCH
-    assert MIN_EF_SEARCH < ef_search_for(400_000) < ef_search_for(1_000_000) <= MAX_EF_SEARCH
-    assert ef_search_for(50_000_000) == MAX_EF_SEARCH
