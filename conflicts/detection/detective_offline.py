@@ -76,6 +76,8 @@ MEASURE_UNITS = rules.UNITS - frozenset(
 VERSION_STALE_GAP = dt.timedelta(days=30)
 # A later fact this close to the original statement can be a return to it.
 RETURN_COSINE = 0.45
+# After a switch, a later fact this close to the original (and closer to it than to the switch) restates it.
+RESTATE_COSINE = 0.6
 DENIAL = re.compile(r"\b(?:never|don't|do not|must not|mustn't|no longer)\s+(\w{3,})", re.I)
 BOUND = re.compile(r"\b(budget|target|limit|cap|capped|max|maximum|min|minimum|at most|at least|up to|under)\b", re.I)
 SAME_SESSION = dt.timedelta(hours=2)
@@ -277,13 +279,17 @@ def _returns(
     similarity: np.ndarray,
     add: Callable[[str, list[int], str, str], None],
 ) -> None:
-    """A, then B announces leaving it (off/from X, or lifts a rule), then a later C states A again.
+    """A, then B announces leaving it, then a later C states A again.
 
-    C must not announce anything itself (an explicit move back is a decision,
-    not a reversal), must be close to A in meaning, and must take A's side:
-    name the value B left ("off RabbitMQ" … "consume from RabbitMQ"), or
-    restate a prohibition B lifted ("no deploys on Fridays" … "freeze is
-    lifted" … "don't push on a Friday").
+    B leaves A by naming what it leaves ("off RabbitMQ", "from Jest to
+    Vitest"), by lifting a rule, or by switching to a value A does not name
+    ("we use REST" … "we switched the public API to GraphQL"). C must not
+    announce anything itself (an explicit move back is a decision, not a
+    reversal), must be close to A in meaning, and must take A's side: name the
+    value B left ("off RabbitMQ" … "consume from RabbitMQ"), restate a
+    prohibition B lifted ("no deploys on Fridays" … "freeze is lifted" …
+    "don't push on a Friday"), or — after a switch — restate A, closer to A
+    than to B ("the public API is REST-based").
     """
     for change in pairs:
         first, second = change.older, change.newer
@@ -293,7 +299,8 @@ def _returns(
         left = {w for w in rules.left_values(b.text) if w in a.text.lower()}
         # A prohibition lifted ("no deploys on Fridays" → "the freeze is lifted").
         flipped = change.signals.negations_a % 2 == 1 and change.signals.negations_b % 2 == 0
-        if not left and not flipped:
+        switched = any(w not in a.text.lower() for w in rules.switch_targets(b.text))
+        if not left and not flipped and not switched:
             continue
         for later in range(second + 1, len(facts)):
             c = facts[later]
@@ -301,7 +308,8 @@ def _returns(
                 continue
             says_left = any(w in c.text.lower() for w in left)
             same_polarity = flipped and rules.negation_count(rules.tokens(c.text)) % 2 == 1
-            if says_left or same_polarity:
+            restates = switched and similarity[first, later] >= max(RESTATE_COSINE, similarity[second, later])
+            if says_left or same_polarity or restates:
                 add(
                     "reversal",
                     [first, second, later],

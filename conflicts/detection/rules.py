@@ -10,6 +10,7 @@ uses :meth:`RuleSignals.features` as inputs, so the rules never decide alone.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Literal
@@ -261,6 +262,14 @@ _LEFT_RES = (
     ),
 )
 
+# What a change goes to: "switched the public API to GraphQL", "moving deploys onto GitHub
+# Actions", "changed the headline metric to relaxed F1". A verb of change, then "to" in the same
+# clause; "went to the gym" or "talked to Ana" name no verb of change and count for nothing.
+_TARGET_RE = re.compile(
+    r"\b(?:switched|switching|switch|moved|moving|migrated|migrating|changed|changing|ported|porting|"
+    r"converted|converting|transitioned|transitioning)\b[^.;:!?]{0,60}?\b(?:to|onto|into)\s+" + _LEFT_VALUE,
+    re.I,
+)
 
 # A statement that says it corrects or sharpens an earlier one: "Correction to the previous
 # entry: …", "Update on cause: …", "Actually, …", "Clarifying the free allowance: …".
@@ -280,8 +289,18 @@ def correction_marker(text: str) -> str | None:
 
 def left_values(text: str) -> set[str]:
     """What a statement announces leaving: "off RabbitMQ", "from Jest to Vitest" → {"rabbitmq", "jest"}."""
-    found = {match.group(1).lower() for pattern in _LEFT_RES for match in pattern.finditer(text)}
-    return {value for value in found if value not in STOPWORDS and not value.isdigit()}
+    return _values(match for pattern in _LEFT_RES for match in pattern.finditer(text))
+
+
+def _values(matches: Iterable[re.Match[str]]) -> set[str]:
+    """The named values, lower-cased, without a sentence's closing full stop ("GraphQL." → "graphql")."""
+    found = {match.group(1).lower().rstrip(".-") for match in matches}
+    return {value for value in found if len(value) > 2 and value not in STOPWORDS and not value.isdigit()}
+
+
+def switch_targets(text: str) -> set[str]:
+    """What a statement announces changing to: "switched the API to GraphQL" → {"graphql"}."""
+    return _values(_TARGET_RE.finditer(text))
 
 
 def leaves_what_other_states(newer: str, older: str) -> str | None:

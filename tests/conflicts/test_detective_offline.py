@@ -165,6 +165,33 @@ def test_a_lifted_prohibition_restated_later_is_a_reversal() -> None:
     assert flags(story, ALL_COMPATIBLE) == [("reversal", ["f1", "f2", "f3"])]
 
 
+API = [
+    fact("f1", "We use REST for the public API", 0, scope="api"),
+    fact("f2", "We switched the public API to GraphQL", 60, scope="api"),
+]
+
+
+def test_restating_what_a_switch_replaced_is_a_reversal() -> None:
+    """The seed's story: REST, then "switched to GraphQL" (leaving nothing by name), then REST again."""
+    story = [*API, fact("f3", "The public API is REST-based", 150, scope="api")]
+
+    assert flags(story, ALL_COMPATIBLE) == [("reversal", ["f1", "f2", "f3"])]
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        "The public API is GraphQL; the schema lives in api/schema.graphql",  # the new value
+        "Switched the public API back to REST after the pilot",  # an announced move back
+        "Invoices are rendered as PDF by a nightly job",  # another subject
+    ],
+)
+def test_after_a_switch_these_are_not_reversals(later: str) -> None:
+    story = [*API, fact("f3", later, 150, scope="api")]
+
+    assert flags(story, ALL_COMPATIBLE) == []
+
+
 def test_a_later_fact_on_the_new_value_is_not_a_reversal() -> None:
     story = [*BROKER[:2], fact("f3", "SQS queue depth drives the worker autoscaler", 100)]
 

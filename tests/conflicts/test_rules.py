@@ -120,6 +120,8 @@ def test_features_match_their_names() -> None:
             None,
         ),
         ("Error logs from the API gateway go to Loki", "The API gateway logs errors to CloudWatch", None),
+        # A sentence's closing full stop is not part of the value.
+        ("Moved the broker off RabbitMQ.", "Jobs go through RabbitMQ (3 nodes)", "rabbitmq"),
     ],
 )
 def test_a_newer_statement_leaving_what_the_older_states(newer: str, older: str, value: str | None) -> None:
@@ -145,3 +147,24 @@ def test_a_statement_announcing_a_correction(text: str, marker: str | None) -> N
     from conflicts.detection.rules import correction_marker
 
     assert correction_marker(text) == marker
+
+
+@pytest.mark.parametrize(
+    ("text", "targets"),
+    [
+        ("We switched the public API to GraphQL.", {"graphql"}),
+        ("Switching the headline metric to relaxed (overlap) F1", {"relaxed"}),
+        ("Moved the Celery broker off RabbitMQ onto SQS", {"sqs"}),
+        ("Moved unit tests from Jest to Vitest", {"vitest"}),
+        ("User moved to Lisbon in May", {"lisbon"}),
+        # No verb of change, or nothing named after "to".
+        ("Talked to Ana about the API", set()),
+        ("Went to the GraphQL meetup", set()),
+        ("Rolled the flag back to 5%", set()),
+        ("Changed the limit to 500 req/s", set()),
+    ],
+)
+def test_what_a_statement_switches_to(text: str, targets: set[str]) -> None:
+    from conflicts.detection.rules import switch_targets
+
+    assert switch_targets(text) == targets
