@@ -174,6 +174,7 @@ def recall(*, workspace: Workspace, query: RecallQuery, query_vector: np.ndarray
         if weights.lexical > 0:
             for memory in _lexical_candidates(base, query.query, pool_size, query_vector):
                 candidates.setdefault(memory.pk, memory)
+    matched = candidates
     replaced: dict[uuid.UUID, uuid.UUID] = {}
     if not query.include_superseded and query.as_of is None:
         candidates, replaced = _replace_by_chain_heads(candidates, query)
@@ -181,11 +182,14 @@ def recall(*, workspace: Workspace, query: RecallQuery, query_vector: np.ndarray
         return []
 
     pool = list(candidates.values())
-    lexical = _lexical_scores(query, pool)
+    stand_ins = {head: matched[origin] for head, origin in replaced.items()}
+    lexical = _lexical_scores(query, pool + list(stand_ins.values()))
     newest = max(m.valid_from for m in pool)
-    hits = [_score(m, query_vector, lexical.get(m.pk, 0.0), weights, newest, query) for m in pool]
-    for hit in hits:
-        hit.replaces = replaced.get(hit.memory.pk)
+    hits = []
+    for memory in pool:
+        origin = stand_ins.get(memory.pk)
+        hits.append(_score(memory, query_vector, lexical, weights, newest, query, origin=origin))
+        hits[-1].replaces = origin.pk if origin is not None else None
     # Ties: more important first, then newer.
     hits.sort(key=lambda h: (-h.score, -h.memory.importance, -h.memory.recorded_at.timestamp()))
     # Hits are compared with each other only near the top: that is where results come from.
@@ -485,15 +489,28 @@ def _has_vector(memory: Memory) -> bool:
 def _score(
     memory: Memory,
     vector: np.ndarray[Any, Any],
-    lexical: float,
+    lexical: dict[uuid.UUID, float],
     weights: Weights,
     reference: dt.datetime,
     q: RecallQuery,
+    *,
+    origin: Memory | None = None,
 ) -> Hit:
+    """Score one candidate; a chain head standing in for ``origin`` is at least as relevant as it.
+
+    The superseded fact matched the query and its successor is the current
+    answer to the same question, though often in other words ("moved from
+    Bristol to Bath" for "lives in Bristol"): relevance (cosine, lexical) is
+    the better of the two, everything else is the head's own.
+    """
     cosine = _query_cosine(memory, vector)
+    lexical_score = lexical.get(memory.pk, 0.0)
+    if origin is not None:
+        cosine = max(cosine, _query_cosine(origin, vector))
+        lexical_score = max(lexical_score, lexical.get(origin.pk, 0.0))
     parts = ScoreParts(
         cosine=cosine,
-        lexical=lexical,
+        lexical=lexical_score,
         recency=recency(memory, reference),
         importance=memory.importance,
         confidence=memory.confidence,

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -110,6 +111,27 @@ def test_it_returns_the_head_of_a_supersede_chain_instead_of_a_superseded_hit(wo
     assert set(ids(everything)) == {first.pk, second.pk, head.pk}
     superseded = next(h for h in everything if h.memory.pk == first.pk)
     assert superseded.parts.reliability_factor == 0.3  # 0.2 lifted to the floor
+
+
+def test_a_chain_head_is_as_relevant_as_the_superseded_fact_it_stands_in_for(workspace: Workspace) -> None:
+    """The old fact matched the question; its successor answers it now, in other words."""
+    old = remember(workspace, "Builds and tests run on Jenkins CI", valid_from=day(1))
+    head = remember(workspace, "Moved everything over to GitHub Actions last week", valid_from=day(5))
+    nearby = remember(workspace, "The CI dashboard hangs on the big screen by the kitchen", valid_from=day(9))
+    memory_supersede(old=old, new=head, actor=Actor.system("test"))
+    question = RecallQuery(query="Which CI system runs our builds and tests?")
+    matched = recall(workspace=workspace, query=replace(question, include_superseded=True))
+    old_hit = next(h for h in matched if h.memory.pk == old.pk)
+    own = next(h for h in matched if h.memory.pk == head.pk)
+    assert own.parts.cosine < old_hit.parts.cosine - 0.2, "the head alone is a weak match"
+
+    hits = recall(workspace=workspace, query=question)
+
+    assert ids(hits)[:2] == [head.pk, nearby.pk]
+    assert hits[0].replaces == old.pk
+    assert hits[0].parts.cosine == pytest.approx(old_hit.parts.cosine, abs=1e-5)
+    assert hits[0].parts.lexical == pytest.approx(old_hit.parts.lexical)
+    assert hits[0].parts.recency == pytest.approx(own.parts.recency)  # the head's own
 
 
 def test_as_of_answers_with_what_was_believed_then(workspace: Workspace) -> None:
