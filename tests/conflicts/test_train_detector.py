@@ -1,11 +1,16 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from io import StringIO
 from pathlib import Path
 
 import numpy as np
+import pytest
 from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from conflicts.detection.training import TrainConfig, fit
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -54,3 +59,24 @@ def test_the_trained_weights_can_be_evaluated(tmp_path: Path) -> None:
     report = StringIO()
     call_command("eval_pairs", str(FIXTURES / "pairs-small.jsonl"), "--json", "--weights", str(out), stdout=report)
     assert json.loads(report.getvalue())["overall"]["contradiction"]["n"] == 3
+
+
+def test_an_ensemble_is_one_wider_network_giving_its_members_mean_logits() -> None:
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((120, 10)).astype(np.float32)
+    y = rng.integers(0, 4, size=120)
+    weights = np.ones(120, dtype=np.float32)
+    config = TrainConfig(hidden=6, epochs=3, batch_size=32, seed=11, ensemble=3)
+
+    ensemble = fit(x, y, weights, config)
+    members = [fit(x, y, weights, replace(config, seed=11 + m, ensemble=1)) for m in range(3)]
+
+    assert ensemble.w1.shape == (10, 18)
+    expected = np.mean([member.logits(x) for member in members], axis=0)
+    np.testing.assert_allclose(ensemble.logits(x), expected, rtol=1e-5, atol=1e-5)
+    assert not np.allclose(members[0].logits(x), members[1].logits(x))  # the seeds differ
+
+
+def test_it_refuses_an_empty_ensemble(tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match="--ensemble must be at least 1"):
+        call_command("train_detector", "--ensemble", "0", "--out", str(tmp_path / "d.npz"), stdout=StringIO())

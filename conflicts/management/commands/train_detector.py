@@ -42,6 +42,7 @@ class Command(BaseCommand):
         parser.add_argument("--epochs", type=int, default=defaults.epochs)
         parser.add_argument("--folds", type=int, default=defaults.folds)
         parser.add_argument("--seed", type=int, default=defaults.seed)
+        parser.add_argument("--ensemble", type=int, default=defaults.ensemble, help="networks averaged (seeds seed…)")
 
     def handle(self, *args: Any, **options: Any) -> None:
         from memories.embeddings import embed_texts
@@ -51,10 +52,16 @@ class Command(BaseCommand):
         for path in (options["pairs"], dialogues, domain):
             if path is not None and not path.is_file():
                 raise CommandError(f"{path}: no such file")
+        if options["ensemble"] < 1:
+            raise CommandError(f"--ensemble must be at least 1, not {options['ensemble']}")
         if os.environ.get("OMP_NUM_THREADS") != "1":
             self.stderr.write("note: set OMP_NUM_THREADS=1 for bit-identical weights across machines")
         config = TrainConfig(
-            hidden=options["hidden"], epochs=options["epochs"], folds=options["folds"], seed=options["seed"]
+            hidden=options["hidden"],
+            epochs=options["epochs"],
+            folds=options["folds"],
+            seed=options["seed"],
+            ensemble=options["ensemble"],
         )
         cache = EmbeddingCache(options["cache"] / "embeddings-minilm.npz", embed_texts)
         try:
