@@ -66,6 +66,21 @@ MIN_EF_SEARCH = 150
 EF_SEARCH_ROWS = 100_000
 MAX_EF_SEARCH = 500
 TOKEN = re.compile(r"\w+", re.UNICODE)
+# Words joined by - . / : — with a digit among them, an identifier (INC-2291, v2.14.3, 10.0.3.7).
+IDENTIFIER = re.compile(r"\w+(?:[-./:]\w+)+", re.UNICODE)
+# Postgres' english stop words (tsearch_data/english.stop, from Snowball), dropped before BM25 as the
+# english configuration drops them: in a pool of 40 facts "is" can be as rare as an IP address.
+STOP_WORDS = frozenset(
+    """
+    i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she
+    her hers herself it its itself they them their theirs themselves what which who whom this that
+    these those am is are was were be been being have has had having do does did doing a an the and
+    but if or because as until while of at by for with about against between into through during
+    before after above below to from up down in out on off over under again further then once here
+    there when where why how all any both each few more most other some such no nor not only own
+    same so than too very s t can will just don should now
+    """.split()  # noqa: SIM905 - a word list reads better as text
+)
 # Query words in more than this share of all facts do not fetch lexical candidates
 # (and in more than this many facts: on a small table every match is cheap).
 COMMON_LEXEME_SHARE = 0.0025
@@ -347,15 +362,24 @@ def _tokens(text: str) -> list[str]:
     return [t.lower() for t in TOKEN.findall(text)]
 
 
-def bm25_terms(text: str) -> list[str]:
+def bm25_terms(text: str, *, query: bool = False) -> list[str]:
     """Words as BM25 compares them: lower-cased, English words stemmed ("restores" → "restor").
 
     The stemmer is Snowball's English one, as in Postgres' ``english``
     configuration that fetches the lexical candidates, so a fact that was
     fetched for "restore" also scores for it. Tokens with digits
     (``v2``, ``e4012``, ``14``) are left whole: identifiers match exactly.
+
+    Stop words go, as in that configuration. Joined identifiers (``INC-2291``, ``v2.14.3``, ``10.0.3.7``) are one term
+    in a query — "INC-2291 root cause" weighs the ticket once, not as "inc"
+    and "2291" outvoting "cause" — and both the whole and its parts in a fact,
+    so "PAY 1234" still finds "PAY-1234".
     """
-    return [_stem(t) if t.isalpha() else t for t in _tokens(text)]
+    identifiers = [m.lower() for m in IDENTIFIER.findall(text) if any(c.isdigit() for c in m)]
+    if query and identifiers:
+        text = IDENTIFIER.sub(lambda m: " " if any(c.isdigit() for c in m.group(0)) else m.group(0), text)
+    words = [_stem(t) if t.isalpha() else t for t in _tokens(text) if t not in STOP_WORDS]
+    return [*identifiers, *words] if query else [*words, *identifiers]
 
 
 _ENGLISH = snowballstemmer.stemmer("english")
@@ -424,7 +448,7 @@ def _lexical_scores(query: RecallQuery, pool: list[Memory]) -> dict[uuid.UUID, f
         )
         top = max(ranks.values(), default=0.0) or 1.0
         return {pk: float(rank) / top for pk, rank in ranks.items()}
-    return local_bm25(bm25_terms(query.query), {m.pk: bm25_terms(m.text) for m in pool})
+    return local_bm25(bm25_terms(query.query, query=True), {m.pk: bm25_terms(m.text) for m in pool})
 
 
 def local_bm25(

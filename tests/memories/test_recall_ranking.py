@@ -35,9 +35,32 @@ def test_it_ranks_an_exact_identifier_above_a_vague_paraphrase_in_hybrid_mode(wo
 
 
 def test_lexical_scoring_stems_english_words_and_keeps_identifiers_whole() -> None:
-    assert bm25_terms("Restores now use delta mode") == ["restor", "now", "use", "delta", "mode"]
+    assert bm25_terms("Restores now use delta mode") == ["restor", "use", "delta", "mode"]  # "now": a stop word
     assert bm25_terms("restore drills") == ["restor", "drill"]
-    assert bm25_terms("E4012 in v2 builds") == ["e4012", "in", "v2", "build"]
+    assert bm25_terms("E4012 in v2 builds") == ["e4012", "v2", "build"]
+
+
+def test_a_joined_identifier_is_one_query_term_and_a_fact_keeps_its_parts_too() -> None:
+    assert bm25_terms("INC-2291 root cause", query=True) == ["inc-2291", "root", "caus"]
+    assert bm25_terms("INC-2291 opened") == ["inc", "2291", "open", "inc-2291"]
+    assert bm25_terms("What is at 10.0.3.7?", query=True) == ["10.0.3.7"]  # only stop words besides
+    assert bm25_terms("PAY 1234", query=True) == ["pay", "1234"]  # still meets the fact's parts
+    assert bm25_terms("v2.14.3 on 10.0.3.7.", query=True) == ["v2.14.3", "10.0.3.7"]
+    assert bm25_terms("city-break deals", query=True) == ["citi", "break", "deal"]  # no digit: words
+
+
+def test_a_ticket_key_in_every_fact_does_not_outvote_the_word_that_tells_them_apart(workspace: Workspace) -> None:
+    roles = remember(workspace, "INC-2291 roles: IC is Rafaela")
+    cause = remember(workspace, "Cause found: a config push cut the worker memory limit")
+    remember(workspace, "INC-2291 opened: elevated 5xx on the transcode API")
+    for n in range(10):
+        remember(workspace, f"Team lunch number {n} is at the noodle place")
+
+    hits = recall(workspace=workspace, query=RecallQuery(query="INC-2291 root cause", weights={"cosine": 0.0}))
+
+    assert hits[0].memory.pk == cause.pk
+    assert hits[0].parts.lexical == 1.0
+    assert next(h for h in hits if h.memory.pk == roles.pk).parts.lexical < 1.0
 
 
 def test_an_inflected_word_counts_as_a_lexical_match(workspace: Workspace) -> None:
