@@ -184,6 +184,8 @@ def test_restating_what_a_switch_replaced_is_a_reversal() -> None:
         "The public API is GraphQL; the schema lives in api/schema.graphql",  # the new value
         "Switched the public API back to REST after the pilot",  # an announced move back
         "Invoices are rendered as PDF by a nightly job",  # another subject
+        "Mobile clients still call the REST API until the app update ships",  # the old value, in passing
+        "The old REST API docs are archived at /legacy",
     ],
 )
 def test_after_a_switch_these_are_not_reversals(later: str) -> None:
