@@ -79,4 +79,10 @@ def test_an_ensemble_is_one_wider_network_giving_its_members_mean_logits() -> No
 
 def test_it_refuses_an_empty_ensemble(tmp_path: Path) -> None:
     with pytest.raises(CommandError, match="--ensemble must be at least 1"):
-        call_command("train_detector", "--ensemble", "0", "--out", str(tmp_path / "d.npz"), stdout=StringIO())
+        call_command(
+            "train_detector",
+            *("--pairs", str(FIXTURES / "train-tiny.jsonl"), "--no-dialogues", "--no-domain"),
+            *("--ensemble", "0", "--out", str(tmp_path / "d.npz")),
+            stdout=StringIO(),
+        )
+    assert not (tmp_path / "d.npz").exists()

@@ -47,13 +47,13 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         from memories.embeddings import embed_texts
 
+        if options["ensemble"] < 1:
+            raise CommandError(f"--ensemble must be at least 1, not {options['ensemble']}")
         dialogues = None if options["no_dialogues"] else options["dialogues"]
         domain = None if options["no_domain"] else options["domain"]
         for path in (options["pairs"], dialogues, domain):
             if path is not None and not path.is_file():
                 raise CommandError(f"{path}: no such file")
-        if options["ensemble"] < 1:
-            raise CommandError(f"--ensemble must be at least 1, not {options['ensemble']}")
         if os.environ.get("OMP_NUM_THREADS") != "1":
             self.stderr.write("note: set OMP_NUM_THREADS=1 for bit-identical weights across machines")
         config = TrainConfig(
