@@ -200,11 +200,9 @@ def recall(*, workspace: Workspace, query: RecallQuery, query_vector: np.ndarray
     stand_ins = {head: matched[origin] for head, origin in replaced.items()}
     lexical = _lexical_scores(query, pool + list(stand_ins.values()))
     newest = max(m.valid_from for m in pool)
-    hits = []
-    for memory in pool:
-        origin = stand_ins.get(memory.pk)
-        hits.append(_score(memory, query_vector, lexical, weights, newest, query, origin=origin))
-        hits[-1].replaces = origin.pk if origin is not None else None
+    hits = [_score(m, query_vector, lexical, weights, newest, query, origin=stand_ins.get(m.pk)) for m in pool]
+    for hit in hits:
+        hit.replaces = replaced.get(hit.memory.pk)
     # Ties: more important first, then newer.
     hits.sort(key=lambda h: (-h.score, -h.memory.importance, -h.memory.recorded_at.timestamp()))
     # Hits are compared with each other only near the top: that is where results come from.
@@ -370,16 +368,20 @@ def bm25_terms(text: str, *, query: bool = False) -> list[str]:
     fetched for "restore" also scores for it. Tokens with digits
     (``v2``, ``e4012``, ``14``) are left whole: identifiers match exactly.
 
-    Stop words go, as in that configuration. Joined identifiers (``INC-2291``, ``v2.14.3``, ``10.0.3.7``) are one term
-    in a query — "INC-2291 root cause" weighs the ticket once, not as "inc"
-    and "2291" outvoting "cause" — and both the whole and its parts in a fact,
-    so "PAY 1234" still finds "PAY-1234".
+    Stop words go, as in that configuration. Joined identifiers (``INC-2291``,
+    ``v2.14.3``, ``10.0.3.7``) are one term in a query — "INC-2291 root cause"
+    weighs the ticket once, not as "inc" and "2291" outvoting "cause" — and
+    both the whole and its parts in a fact, so "PAY 1234" still finds "PAY-1234".
     """
-    identifiers = [m.lower() for m in IDENTIFIER.findall(text) if any(c.isdigit() for c in m)]
+    identifiers = [m.lower() for m in IDENTIFIER.findall(text) if _has_digit(m)]
     if query and identifiers:
-        text = IDENTIFIER.sub(lambda m: " " if any(c.isdigit() for c in m.group(0)) else m.group(0), text)
+        text = IDENTIFIER.sub(lambda m: " " if _has_digit(m.group(0)) else m.group(0), text)
     words = [_stem(t) if t.isalpha() else t for t in _tokens(text) if t not in STOP_WORDS]
     return [*identifiers, *words] if query else [*words, *identifiers]
+
+
+def _has_digit(word: str) -> bool:
+    return any(c.isdigit() for c in word)
 
 
 _ENGLISH = snowballstemmer.stemmer("english")
