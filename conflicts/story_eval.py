@@ -49,6 +49,8 @@ class StoryOutcome:
     current_total: int
     current_correct: int
     misses: list[str] = field(default_factory=list)
+    # Current-truth subjects by status ("clear" / "unclear"): (judged, right).
+    current_by_status: dict[str, tuple[int, int]] = field(default_factory=dict)
     detectors: list[str] = field(default_factory=list)  # parallel to ``raised``
 
 
@@ -57,6 +59,15 @@ class StoryReport:
     mode: str
     outcomes: list[StoryOutcome]
     seconds: float
+
+    def current_by_status(self) -> dict[str, tuple[int, int]]:
+        """``{"clear": (judged, right), "unclear": (…)}`` over all stories."""
+        totals: dict[str, tuple[int, int]] = {}
+        for outcome in self.outcomes:
+            for status, (judged, right) in outcome.current_by_status.items():
+                before = totals.get(status, (0, 0))
+                totals[status] = (before[0] + judged, before[1] + right)
+        return totals
 
     def as_json(self) -> dict[str, Any]:
         expected = sum(len(o.expected) for o in self.outcomes)
@@ -148,7 +159,7 @@ def _replay(story: dict[str, Any], mode: str) -> StoryOutcome:
     raised = [(card.kind, {story_of[f.memory_id] for f in card.card_facts.all()}) for card in cards]
     expected = [(e["kind"], set(e["fact_ids"])) for e in story["expected_flags"]]
     traps = [set(t["fact_ids"]) for t in story["must_not_flag"]]
-    current_correct, misses = _current_truth(workspace, story, by_story_id, story_of)
+    current_correct, misses, by_status = _current_truth(workspace, story, by_story_id, story_of)
     return StoryOutcome(
         story_id=story["id"],
         raised=raised,
@@ -159,6 +170,7 @@ def _replay(story: dict[str, Any], mode: str) -> StoryOutcome:
         current_total=len(story["current"]),
         current_correct=current_correct,
         misses=misses,
+        current_by_status=by_status,
         detectors=[card.detector for card in cards],
     )
 
@@ -199,9 +211,10 @@ def _match(expected: list[tuple[str, set[str]]], raised: list[tuple[str, set[str
 
 def _current_truth(
     workspace: Workspace, story: dict[str, Any], by_story_id: dict[str, Memory], story_of: dict[uuid.UUID, str]
-) -> tuple[int, list[str]]:
+) -> tuple[int, list[str], dict[str, tuple[int, int]]]:
     correct = 0
     misses = []
+    by_status: dict[str, tuple[int, int]] = {}
     for item in story["current"]:
         target = by_story_id[item["fact_id"]]
         if item["status"] == "clear":
@@ -215,11 +228,13 @@ def _current_truth(
             ).exists()
             got = "no open card"
         correct += ok
+        judged, right = by_status.get(item["status"], (0, 0))
+        by_status[item["status"]] = (judged + 1, right + ok)
         if not ok:
             misses.append(
                 f"{story['id']} {item['subject']!r}: expected {item['fact_id']} ({item['status']}), got {got}"
             )
-    return correct, misses
+    return correct, misses, by_status
 
 
 def _explained(hits: list[Hit], target: Memory, story_of: dict[uuid.UUID, str]) -> str:

@@ -44,7 +44,7 @@ def test_it_explains_a_current_truth_miss(tmp_path: Path) -> None:
 
     text = run(str(wrong), "--verbose")
 
-    assert "current    0.50 accuracy" in text
+    assert "current    0.50 accuracy (clear 0 of 1, unclear 1 of 1)" in text
     assert "miss: s2 'BM25 baseline nDCG@10': expected f1 (clear), got f2 (" in text
     assert "f1 not among the 2 hits (it is active, superseded)" in text
 

@@ -48,7 +48,10 @@ class Command(BaseCommand):
             f"  (expected {flags['expected']}, raised {flags['raised']}, matched {flags['matched']})"
         )
         self.stdout.write(f"traps      {summary['false_flags_on_traps']} flagged of {summary['traps']}")
-        self.stdout.write(f"current    {summary['current_truth_accuracy']:.2f} accuracy")
+        split = ", ".join(
+            f"{status} {right} of {judged}" for status, (judged, right) in sorted(report.current_by_status().items())
+        )
+        self.stdout.write(f"current    {summary['current_truth_accuracy']:.2f} accuracy ({split})")
         if options["verbose"]:
             for outcome in report.outcomes:
                 raised = sorted(
