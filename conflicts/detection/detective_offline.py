@@ -13,7 +13,8 @@
      current — neither announces a change, neither was later retired — the
      latter when they are about the person the hub serves;
    - *stale*: an old fact that newer facts, months later, disagree with
-     without ever retiring it.
+     without ever retiring it — or a temporary condition with no end ("on
+     parental leave") that later facts on its subject carry on past.
 4. **Do not flag** (the seed's list): an announced change (the latest fact
    settles it), refinements in the same working session (minutes apart, same
    scope), facts the classifier finds compatible or only similar in wording
@@ -90,6 +91,14 @@ ANNOUNCED = re.compile(
     r"from now on|starting|as of|effective|was lifted|is lifted|now)\b",
     re.IGNORECASE,
 )
+# A condition that lasts a while and then ends by itself ("on parental leave", "out of office").
+TEMPORARY = re.compile(
+    r"\b(?:on (?:parental|maternity|paternity|sick|medical|study|annual) leave|on sabbatical|on vacation|"
+    r"on holiday|out of (?:the )?office|temporarily|until further notice)\b",
+    re.IGNORECASE,
+)
+# ... unless the fact names its end, which lets the chronology settle it ("on vacation until 3 March").
+ENDS = re.compile(r"\b(?:until|till|through|back on|back in|returns? on)\b(?! further notice)", re.IGNORECASE)
 DETECTOR = "narrative:offline"
 
 
@@ -160,6 +169,7 @@ def detect(facts: list[StoryFact], *, classify: StoryPairClassifier | None = Non
     _disputes(facts, pairs, retired, add)
     _value_clashes(facts, pairs, retired, add)
     _versions_moved_on(facts, pairs, retired, add)
+    _temporary_states_left_behind(facts, similarity, retired, add)
     return flags
 
 
@@ -377,6 +387,39 @@ def _versions_moved_on(
             [pair.older, pair.newer],
             f'Is it still true that "{_short(older.text)}"?',
             f"a later fact uses another version ({', '.join(pair.signals.versions_b)}) and nothing retired this one",
+        )
+
+
+def _temporary_states_left_behind(
+    facts: list[StoryFact],
+    similarity: np.ndarray,
+    retired: set[int],
+    add: Callable[[str, list[int], str, str], None],
+) -> None:
+    """Stale: a temporary condition with no end ("User is on parental leave — no work calls"), and
+    months later its subject carries on as if it were over (meetings, workshops), nothing retiring it.
+
+    The later facts must share the fact's scope (or be close in meaning) and come at least
+    ``STALE_GAP`` after it; a later fact that restates the condition keeps it current, and one that
+    names an end ("on vacation until 3 March") leaves the chronology to settle it.
+    """
+    for index, fact in enumerate(facts):
+        if index in retired or not TEMPORARY.search(fact.text) or ENDS.search(fact.text):
+            continue
+        later = [
+            j
+            for j in range(index + 1, len(facts))
+            if facts[j].at - fact.at >= STALE_GAP
+            and ((fact.scope and facts[j].scope == fact.scope) or similarity[index, j] >= LINK_COSINE)
+        ]
+        if not later or any(TEMPORARY.search(facts[j].text) for j in later):
+            continue
+        add(
+            "stale",
+            [index, *later[:PARTNERS_PER_FACT]],
+            f'Is it still true that "{_short(fact.text)}"?',
+            f"a temporary condition with no end, {(facts[later[-1]].at - fact.at).days} days old; "
+            "later facts on its subject carry on without it",
         )
 
 

@@ -265,3 +265,31 @@ def test_a_fact_naming_an_old_version_goes_stale_when_a_later_one_uses_another(
     ]
 
     assert flags(story, ALL_COMPATIBLE) == ([("stale", ["f1", "f2"])] if stale else [])
+
+
+LEAVE = fact("f1", "User is on parental leave: don't schedule any work calls", 0, scope="work")
+BACK_AT_WORK = [
+    fact("f2", "Standing team meeting: Mondays 09:30 in the Reading office", 110, scope="work"),
+    fact("f3", "Back-to-back client workshops on Tuesdays and Thursdays this quarter", 300, scope="work"),
+]
+
+
+def test_a_temporary_condition_with_no_end_goes_stale_when_its_subject_carries_on() -> None:
+    assert flags([LEAVE, *BACK_AT_WORK], ALL_COMPATIBLE) == [("stale", ["f1", "f2", "f3"])]
+
+
+@pytest.mark.parametrize(
+    "story",
+    [
+        # It names its end: the chronology settles it.
+        [fact("f1", "User is on parental leave until 3 March: no work calls", 0, scope="work"), *BACK_AT_WORK],
+        # Restated later: still current.
+        [LEAVE, *BACK_AT_WORK, fact("f4", "Still on parental leave, so keep the calendar clear", 320, scope="work")],
+        # Later facts, but weeks rather than months.
+        [LEAVE, fact("f2", "Standing team meeting: Mondays 09:30", 20, scope="work")],
+        # Months later, but about something else.
+        [LEAVE, fact("f2", "Bouldering night moved to Thursday", 200, scope="routine")],
+    ],
+)
+def test_these_temporary_conditions_are_not_stale(story: list[StoryFact]) -> None:
+    assert flags(story, ALL_COMPATIBLE) == []
