@@ -197,6 +197,20 @@ KIND_TO_UNCERTAINTY = {
 }
 
 
+def _disputed(kind: CardKind, memories: list[Memory], asked: Memory | None) -> list[Memory]:
+    """The facts a card puts in doubt: both sides of a clash; for a stale claim, the claim alone.
+
+    A stale flag that names its old fact (the offline detective's do) doubts that fact only —
+    the later facts are the evidence that it went stale. One that does not (an LLM's) doubts
+    everything but the newest statement.
+    """
+    if kind != CardKind.STALE:
+        return memories
+    if asked is not None:
+        return [asked]
+    return [m for m in memories if m.pk != memories[-1].pk]
+
+
 def flag_to_card(*, workspace: Workspace, flag: Flag) -> ConflictCard | None:
     """Raise a card for ``flag`` unless its fact set was carded or a pair was answered 'both true'."""
     memories = list(Memory.objects.filter(workspace=workspace, pk__in=flag.fact_ids).order_by("valid_from"))
@@ -212,7 +226,7 @@ def flag_to_card(*, workspace: Workspace, flag: Flag) -> ConflictCard | None:
     with transaction.atomic():
         tracker = Tracker()
         mark = Reliability.UNCERTAIN if kind == CardKind.STALE else Reliability.CONTRADICTED
-        disputed = [m for m in memories if m.pk != memories[-1].pk] if kind == CardKind.STALE else memories
+        disputed = _disputed(kind, memories, asked if flag.asked is not None else None)
         for memory in memories:
             if memory in disputed:
                 reliability_lower(tracker, memory, mark)

@@ -158,7 +158,9 @@ def detect(facts: list[StoryFact], *, classify: StoryPairClassifier | None = Non
                 question=question,
                 detector=DETECTOR,
                 evidence={"reason": reason, "facts": [facts[i].text for i in ordered]},
-                asked=facts[ordered[-1]].id,
+                # A stale flag asks about its old fact (every stale rule puts it first in time);
+                # the others ask about the newest statement.
+                asked=facts[ordered[0] if kind == "stale" else ordered[-1]].id,
             )
         )
 

@@ -275,7 +275,11 @@ BACK_AT_WORK = [
 
 
 def test_a_temporary_condition_with_no_end_goes_stale_when_its_subject_carries_on() -> None:
-    assert flags([LEAVE, *BACK_AT_WORK], ALL_COMPATIBLE) == [("stale", ["f1", "f2", "f3"])]
+    [flag] = detect([LEAVE, *BACK_AT_WORK], classify=Script(ALL_COMPATIBLE))
+
+    assert (flag.kind, flag.fact_ids) == ("stale", ["f1", "f2", "f3"])
+    assert flag.asked == "f1"  # the claim in doubt; the later facts are the evidence
+    assert flag.question.startswith('Is it still true that "User is on parental leave')
 
 
 @pytest.mark.parametrize(

@@ -132,6 +132,28 @@ def test_a_card_marks_the_disputed_facts(workspace: Workspace, broker_story: lis
     assert Memory.objects.get(pk=again.pk).conflict_count == 1
 
 
+@pytest.mark.parametrize("names_its_claim", [True, False])
+def test_a_stale_card_doubts_the_claim_not_the_evidence(workspace: Workspace, names_its_claim: bool) -> None:
+    leave = remember(workspace, "User is on parental leave: no work calls", scope="work", valid_from=day(1))
+    meeting = remember(workspace, "Standing team meeting on Mondays", scope="work", valid_from=day(5))
+    workshops = remember(workspace, "Client workshops on Tuesdays", scope="work", valid_from=day(11))
+    ids = [leave.pk, meeting.pk, workshops.pk]
+    # The offline detective names the stale fact; an LLM's flag leaves it to the card.
+    flag = Flag(
+        "stale", ids, "Is the user still on leave?", "narrative:test", asked=leave.pk if names_its_claim else None
+    )
+
+    card = flag_to_card(workspace=workspace, flag=flag)
+
+    assert card is not None
+    reliability = dict(Memory.objects.filter(pk__in=ids).values_list("pk", "reliability"))
+    if names_its_claim:
+        assert card.asked_memory_id == leave.pk
+        assert reliability == {leave.pk: "uncertain", meeting.pk: "reliable", workshops.pk: "reliable"}
+    else:  # all but the newest statement, as before
+        assert reliability == {leave.pk: "uncertain", meeting.pk: "uncertain", workshops.pk: "reliable"}
+
+
 def test_a_burst_of_commits_queues_one_run(workspace: Workspace, broker_story: list[Memory]) -> None:
     runs = [detective_schedule(workspace=workspace, trigger_memory=m) for m in broker_story * 25]
 
