@@ -399,22 +399,21 @@ def _temporary_states_left_behind(
     add: Callable[[str, list[int], str, str], None],
 ) -> None:
     """Stale: a temporary condition with no end ("User is on parental leave — no work calls"), and
-    months later its subject carries on as if it were over (meetings, workshops), nothing retiring it.
+    months later its scope carries on as if it were over (meetings, workshops), nothing retiring it.
 
-    The later facts must share the fact's scope (or be close in meaning) and come at least
-    ``STALE_GAP`` after it; a later fact that restates the condition keeps it current, and one that
-    names an end ("on vacation until 3 March") leaves the chronology to settle it.
+    The later facts share the fact's scope and come at least ``STALE_GAP`` after it. A condition
+    that names its end ("on vacation until 3 March") is left to the chronology, and so is one that
+    any later fact speaks to — close in meaning (cosine ≥ ``LINK_COSINE``) or naming a temporary
+    condition itself: "Marta is back and running reviews again" ends it, "still on leave" keeps it.
     """
     for index, fact in enumerate(facts):
-        if index in retired or not TEMPORARY.search(fact.text) or ENDS.search(fact.text):
+        if index in retired or not fact.scope or not TEMPORARY.search(fact.text) or ENDS.search(fact.text):
             continue
-        later = [
-            j
-            for j in range(index + 1, len(facts))
-            if facts[j].at - fact.at >= STALE_GAP
-            and ((fact.scope and facts[j].scope == fact.scope) or similarity[index, j] >= LINK_COSINE)
-        ]
-        if not later or any(TEMPORARY.search(facts[j].text) for j in later):
+        after = range(index + 1, len(facts))
+        if any(similarity[index, j] >= LINK_COSINE or TEMPORARY.search(facts[j].text) for j in after):
+            continue
+        later = [j for j in after if facts[j].scope == fact.scope and facts[j].at - fact.at >= STALE_GAP]
+        if not later:
             continue
         add(
             "stale",

@@ -293,6 +293,12 @@ def test_a_temporary_condition_with_no_end_goes_stale_when_its_subject_carries_o
         [LEAVE, fact("f2", "Standing team meeting: Mondays 09:30", 20, scope="work")],
         # Months later, but about something else.
         [LEAVE, fact("f2", "Bouldering night moved to Thursday", 200, scope="routine")],
+        # A later fact speaks to it (close in meaning): the condition ended, the chronology settles it.
+        [
+            fact("f1", "Marta is out of office; route design reviews to Leo", 0, scope="team"),
+            fact("f2", "Marta is back and running the design reviews again", 95, scope="team"),
+            fact("f3", "Design reviews happen on Thursdays", 200, scope="team"),
+        ],
     ],
 )
 def test_these_temporary_conditions_are_not_stale(story: list[StoryFact]) -> None:
