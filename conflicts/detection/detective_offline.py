@@ -91,6 +91,9 @@ ANNOUNCED = re.compile(
     r"from now on|starting|as of|effective|was lifted|is lifted|now)\b",
     re.IGNORECASE,
 )
+# A plan or a visit is no return to an old state ("visiting friends in Porto next weekend" after
+# "moved to Lisbon"; "planning to shut the MySQL replica down next month").
+PLANNED = re.compile(r"\b(?:next|plans? to|planning|tomorrow|upcoming|visiting|visit|trip to)\b", re.IGNORECASE)
 # A condition that lasts a while and then ends by itself ("on parental leave", "out of office").
 TEMPORARY = re.compile(
     r"\b(?:on (?:parental|maternity|paternity|sick|medical|study|annual) leave|on sabbatical|on vacation|"
@@ -297,7 +300,8 @@ def _returns(
     Vitest"), by lifting a rule, or by switching to a value A does not name
     ("we use REST" … "we switched the public API to GraphQL"). C must not
     announce anything itself (an explicit move back is a decision, not a
-    reversal), must be close to A in meaning, and must take A's side: name the
+    reversal) nor speak of a plan or a visit ("visiting friends in Porto next
+    weekend" is no return to Porto), must be close to A in meaning, and must take A's side: name the
     value B left ("off RabbitMQ" … "consume from RabbitMQ"), restate a
     prohibition B lifted ("no deploys on Fridays" … "freeze is lifted" …
     "don't push on a Friday"), or — after a switch — restate A, closer to A
@@ -316,7 +320,9 @@ def _returns(
             continue
         for later in range(second + 1, len(facts)):
             c = facts[later]
-            if _same_session(b, c) or ANNOUNCED.search(c.text) or similarity[first, later] < RETURN_COSINE:
+            if _same_session(b, c) or ANNOUNCED.search(c.text) or PLANNED.search(c.text):
+                continue
+            if similarity[first, later] < RETURN_COSINE:
                 continue
             says_left = any(w in c.text.lower() for w in left)
             same_polarity = flipped and rules.negation_count(rules.tokens(c.text)) % 2 == 1

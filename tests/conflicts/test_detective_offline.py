@@ -194,6 +194,18 @@ def test_after_a_switch_these_are_not_reversals(later: str) -> None:
     assert flags(story, ALL_COMPATIBLE) == []
 
 
+def test_a_visit_to_the_old_value_is_no_return_to_it() -> None:
+    story = [
+        fact("f1", "User lives in Porto", 0, scope="profile"),
+        fact("f2", "User moved to Lisbon in March", 60, scope="profile"),
+        fact("f3", "User lives in Porto, near the river", 150, scope="profile"),
+    ]
+    assert flags(story, ALL_COMPATIBLE) == [("reversal", ["f1", "f2", "f3"])]
+
+    story[2] = fact("f3", "User is visiting friends in Porto next weekend", 150, scope="profile")
+    assert flags(story, ALL_COMPATIBLE) == []
+
+
 def test_a_later_fact_on_the_new_value_is_not_a_reversal() -> None:
     story = [*BROKER[:2], fact("f3", "SQS queue depth drives the worker autoscaler", 100)]
 
