@@ -79,6 +79,7 @@ VERSION_STALE_GAP = dt.timedelta(days=30)
 RETURN_COSINE = 0.45
 # After a switch, a later fact this close to the original (and closer to it than to the switch) restates it.
 RESTATE_COSINE = 0.6
+RESTATED_SHARE = 0.5
 DENIAL = re.compile(r"\b(?:never|don't|do not|must not|mustn't|no longer)\s+(\w{3,})", re.I)
 BOUND = re.compile(r"\b(budget|target|limit|cap|capped|max|maximum|min|minimum|at most|at least|up to|under)\b", re.I)
 SAME_SESSION = dt.timedelta(hours=2)
@@ -326,7 +327,11 @@ def _returns(
                 continue
             says_left = any(w in c.text.lower() for w in left)
             same_polarity = flipped and rules.negation_count(rules.tokens(c.text)) % 2 == 1
-            restates = switched and similarity[first, later] >= max(RESTATE_COSINE, similarity[second, later])
+            restates = (
+                switched
+                and similarity[first, later] >= max(RESTATE_COSINE, similarity[second, later])
+                and _says_most_of(a.text, c.text)
+            )
             if says_left or same_polarity or restates:
                 add(
                     "reversal",
@@ -428,6 +433,17 @@ def _temporary_states_left_behind(
             f"a temporary condition with no end, {(facts[later[-1]].at - fact.at).days} days old; "
             "later facts on its subject carry on without it",
         )
+
+
+def _says_most_of(original: str, later: str) -> bool:
+    """The later statement repeats at least half of the original's content words: it restates it.
+
+    "The public API is REST-based" repeats "public", "API", "REST" of "we use REST for the public
+    API"; "MySQL backups for billing are kept 30 days" shares only "billing" and "MySQL" with
+    "the billing service stores data in MySQL" — it speaks of the old system, not for it.
+    """
+    words = rules.content_stems(rules.tokens(original))
+    return bool(words) and len(words & rules.content_stems(rules.tokens(later))) >= RESTATED_SHARE * len(words)
 
 
 def _clashing_measure(signals: RuleSignals) -> str | None:

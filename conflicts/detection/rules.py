@@ -321,6 +321,11 @@ def content_words(words: list[str]) -> set[str]:
     return {w for w in words if w not in STOPWORDS and w not in NEGATORS and not w.isdigit() and len(w) > 1}
 
 
+def content_stems(words: list[str]) -> set[str]:
+    """The content words, crudely stemmed: what two statements are compared on."""
+    return {_stem(w) for w in content_words(words)}
+
+
 def _stem(word: str) -> str:
     for suffix in ("ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
@@ -526,8 +531,7 @@ def analyse(
     """Run every rule on one pair. ``a_time``/``b_time``: when each statement became true, if known."""
     wa, wb = tokens(a_text), tokens(b_text)
     surface = {_stem(w): w for w in (*reversed(wb), *reversed(wa))}  # a stem's first spelling, for reasons
-    ca = {_stem(w) for w in content_words(wa)}
-    cb = {_stem(w) for w in content_words(wb)}
+    ca, cb = content_stems(wa), content_stems(wb)
     shared = ca & cb
     head_a, head_b = _subject_head(wa), _subject_head(wb)
     union = ca | cb

@@ -206,6 +206,18 @@ def test_a_visit_to_the_old_value_is_no_return_to_it() -> None:
     assert flags(story, ALL_COMPATIBLE) == []
 
 
+def test_a_fact_about_the_old_system_does_not_restate_it() -> None:
+    story = [
+        fact("f1", "The billing service stores data in MySQL", 0),
+        fact("f2", "Migrated the billing service to Postgres", 60),
+        fact("f3", "MySQL backups for billing are kept for 30 days", 150),
+    ]
+    assert flags(story, ALL_COMPATIBLE) == []
+
+    story[2] = fact("f3", "The billing service stores its data in MySQL", 150)
+    assert flags(story, ALL_COMPATIBLE) == [("reversal", ["f1", "f2", "f3"])]
+
+
 def test_a_later_fact_on_the_new_value_is_not_a_reversal() -> None:
     story = [*BROKER[:2], fact("f3", "SQS queue depth drives the worker autoscaler", 100)]
 
