@@ -226,7 +226,8 @@ def flag_to_card(*, workspace: Workspace, flag: Flag) -> ConflictCard | None:
     with transaction.atomic():
         tracker = Tracker()
         mark = Reliability.UNCERTAIN if kind == CardKind.STALE else Reliability.CONTRADICTED
-        disputed = _disputed(kind, memories, asked if flag.asked is not None else None)
+        named_claim = asked if flag.asked is not None else None
+        disputed = _disputed(kind, memories, named_claim)
         for memory in memories:
             if memory in disputed:
                 reliability_lower(tracker, memory, mark)

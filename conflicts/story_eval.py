@@ -46,12 +46,18 @@ class StoryOutcome:
     matched: int
     traps: int
     traps_flagged: int
-    current_total: int
-    current_correct: int
-    misses: list[str] = field(default_factory=list)
     # Current-truth subjects by status ("clear" / "unclear"): (judged, right).
-    current_by_status: dict[str, tuple[int, int]] = field(default_factory=dict)
+    current_by_status: dict[str, tuple[int, int]]
+    misses: list[str] = field(default_factory=list)
     detectors: list[str] = field(default_factory=list)  # parallel to ``raised``
+
+    @property
+    def current_total(self) -> int:
+        return sum(judged for judged, _ in self.current_by_status.values())
+
+    @property
+    def current_correct(self) -> int:
+        return sum(right for _, right in self.current_by_status.values())
 
 
 @dataclass
@@ -159,7 +165,7 @@ def _replay(story: dict[str, Any], mode: str) -> StoryOutcome:
     raised = [(card.kind, {story_of[f.memory_id] for f in card.card_facts.all()}) for card in cards]
     expected = [(e["kind"], set(e["fact_ids"])) for e in story["expected_flags"]]
     traps = [set(t["fact_ids"]) for t in story["must_not_flag"]]
-    current_correct, misses, by_status = _current_truth(workspace, story, by_story_id, story_of)
+    by_status, misses = _current_truth(workspace, story, by_story_id, story_of)
     return StoryOutcome(
         story_id=story["id"],
         raised=raised,
@@ -167,10 +173,8 @@ def _replay(story: dict[str, Any], mode: str) -> StoryOutcome:
         matched=_match(expected, raised),
         traps=len(traps),
         traps_flagged=sum(1 for trap in traps if any(len(trap & ids) >= 2 for _, ids in raised)),
-        current_total=len(story["current"]),
-        current_correct=current_correct,
-        misses=misses,
         current_by_status=by_status,
+        misses=misses,
         detectors=[card.detector for card in cards],
     )
 
@@ -211,8 +215,8 @@ def _match(expected: list[tuple[str, set[str]]], raised: list[tuple[str, set[str
 
 def _current_truth(
     workspace: Workspace, story: dict[str, Any], by_story_id: dict[str, Memory], story_of: dict[uuid.UUID, str]
-) -> tuple[int, list[str], dict[str, tuple[int, int]]]:
-    correct = 0
+) -> tuple[dict[str, tuple[int, int]], list[str]]:
+    """Per status, how many subjects were judged and how many came out right; and why each miss."""
     misses = []
     by_status: dict[str, tuple[int, int]] = {}
     for item in story["current"]:
@@ -227,14 +231,13 @@ def _current_truth(
                 workspace=workspace, state=CardState.OPEN, card_facts__memory=target
             ).exists()
             got = "no open card"
-        correct += ok
         judged, right = by_status.get(item["status"], (0, 0))
         by_status[item["status"]] = (judged + 1, right + ok)
         if not ok:
             misses.append(
                 f"{story['id']} {item['subject']!r}: expected {item['fact_id']} ({item['status']}), got {got}"
             )
-    return correct, misses, by_status
+    return by_status, misses
 
 
 def _explained(hits: list[Hit], target: Memory, story_of: dict[uuid.UUID, str]) -> str:

@@ -302,11 +302,11 @@ def _returns(
     ("we use REST" … "we switched the public API to GraphQL"). C must not
     announce anything itself (an explicit move back is a decision, not a
     reversal) nor speak of a plan or a visit ("visiting friends in Porto next
-    weekend" is no return to Porto), must be close to A in meaning, and must take A's side: name the
-    value B left ("off RabbitMQ" … "consume from RabbitMQ"), restate a
-    prohibition B lifted ("no deploys on Fridays" … "freeze is lifted" …
-    "don't push on a Friday"), or — after a switch — restate A, closer to A
-    than to B ("the public API is REST-based").
+    weekend" is no return to Porto), must be close to A in meaning, and must
+    take A's side: name the value B left ("off RabbitMQ" … "consume from
+    RabbitMQ"), restate a prohibition B lifted ("no deploys on Fridays" …
+    "freeze is lifted" … "don't push on a Friday"), or — after a switch —
+    restate A, closer to A than to B ("the public API is REST-based").
     """
     for change in pairs:
         first, second = change.older, change.newer
