@@ -561,12 +561,14 @@ def seed(
     """Make the workspace hold exactly ``facts`` (active, embedded); insert only what is missing."""
     ids = [memory_id(workspace.slug, i, fact.text) for i, fact in enumerate(facts)]
     wanted = set(ids)
-    existing = set(Memory.objects.filter(workspace=workspace).values_list("pk", flat=True))
-    stale = list(existing - wanted)
+    model = get_embedder().name
+    rows = dict(Memory.objects.filter(workspace=workspace).values_list("pk", "embedding_model"))
+    existing = {pk for pk, embedded_by in rows.items() if pk in wanted and embedded_by == model}
+    stale = list(set(rows) - existing)
     for start in range(0, len(stale), 1000):
         Memory.objects.filter(pk__in=stale[start : start + 1000]).delete()
     if stale:
-        print(f"  {workspace.slug}: removed {len(stale):,} rows of an older corpus")
+        print(f"  {workspace.slug}: removed {len(stale):,} rows of an older corpus or embedder")
     missing = [i for i, pk in enumerate(ids) if pk not in existing]
     stats = SeedStats()
     if not missing:
@@ -575,7 +577,6 @@ def seed(
     print(f"  {workspace.slug}: inserting {len(missing):,} facts (COPY, chunks of {SEED_CHUNK:,})", flush=True)
     now = dt.datetime.now(dt.UTC)
     rng = random.Random(len(facts))
-    model = get_embedder().name
     started = time.perf_counter()
     connection.ensure_connection()
     raw = connection.connection

@@ -12,6 +12,7 @@ import numpy as np
 from django.apps import apps
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from memories.audit import Actor, RowChange, Tracker, record_event, snapshot
@@ -404,6 +405,39 @@ def memories_embed_pending(*, first_id: uuid.UUID | None = None, limit: int | No
         _record_embedded(batch)
         embedded_ids = [m.pk for m in batch]
         transaction.on_commit(lambda: _enqueue_detection(embedded_ids))
+    return len(batch)
+
+
+def memories_stale_embeddings() -> QuerySet[Memory]:
+    """Facts whose vector came from another embedder than the one configured now."""
+    from memories.embeddings import get_embedder
+
+    return Memory.objects.filter(embedding__isnull=False).exclude(embedding_model=get_embedder().name)
+
+
+def memories_reembed_stale(*, limit: int | None = None) -> int:
+    """Re-embed up to ``limit`` facts whose vector came from another embedder; how many it did.
+
+    After the embedder changes, old and new vectors still compare well enough
+    for recall (docs/BENCHMARKS.md) but not exactly, so old ones are replaced
+    batch by batch: claimed with ``SKIP LOCKED``, the fact itself untouched.
+    """
+    from memories.embeddings import get_embedder
+
+    limit = limit or settings.MEMORYHUB_EMBED_BATCH_SIZE
+    embedder = get_embedder()
+    with transaction.atomic():
+        batch = list(
+            memories_stale_embeddings().select_for_update(skip_locked=True).order_by("pk").only("id", "text")[:limit]
+        )
+        if batch:
+            vectors = embedder.embed([m.text for m in batch])
+            now = timezone.now()
+            for memory, vector in zip(batch, vectors, strict=True):
+                memory.embedding = vector
+                memory.embedded_at = now
+                memory.embedding_model = embedder.name
+            Memory.objects.bulk_update(batch, ["embedding", "embedded_at", "embedding_model"])
     return len(batch)
 
 

@@ -433,6 +433,7 @@ def train(
     domain_path: Path | None,
     out_path: Path,
     embed: Embed,
+    embedder: str,
     config: TrainConfig,
     cross_validation: bool = True,
     log: Callable[[str], None] = print,
@@ -465,7 +466,7 @@ def train(
         "label_bias": [round(float(b), 4) for b in bias],
         "training_data": {"files": [str(p.name) for p in inputs], "sha256": files_digest(inputs), "counts": counts},
         "held_out": held_out,
-        "embedder": "all-MiniLM-L6-v2-onnx-int8",
+        "embedder": embedder,
     }
     save_model(model, out_path, metadata)
     return metadata

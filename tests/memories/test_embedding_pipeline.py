@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import io
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -8,6 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 from celery.signals import task_prerun
+from django.core.management import CommandError, call_command
 from django.db import connections
 from django.utils import timezone
 
@@ -282,3 +284,50 @@ def test_the_sweep_leaves_fresh_pending_facts_to_their_own_message(
     assert requeue_stale_embeddings() == 0
     assert eager_celery == []
     assert _status(fresh) == ["pending_embed"]
+
+
+# --- re-embedding after the embedder changed -----------------------------------------
+
+
+def _embedded_by(workspace: Workspace, text: str, model: str) -> Memory:
+    vector = np.full(DIMENSIONS, 1 / np.sqrt(DIMENSIONS), dtype=np.float32)
+    return memory(workspace=workspace, text=text, status="active", embedding=vector, embedding_model=model)
+
+
+def test_reembed_replaces_only_vectors_from_another_embedder(workspace: Workspace) -> None:
+    name = get_embedder().name
+    old = _embedded_by(workspace, "The API uses REST", "text-embedding-3-small-384")
+    current = _embedded_by(workspace, "Deploys happen on Tuesdays", name)
+    pending = _pending(workspace, "Not embedded yet")
+
+    assert services.memories_reembed_stale() == 1
+
+    old.refresh_from_db()
+    assert old.embedding_model == name
+    assert old.status == "active"
+    np.testing.assert_allclose(np.asarray(old.embedding), get_embedder().embed([old.text])[0], atol=1e-6)
+    current.refresh_from_db()
+    np.testing.assert_allclose(np.asarray(current.embedding), 1 / np.sqrt(DIMENSIONS), rtol=1e-6)
+    assert Memory.objects.get(pk=pending.pk).embedding is None
+    assert services.memories_reembed_stale() == 0
+
+
+def test_the_reembed_command_works_through_every_batch_and_says_when_nothing_is_left(
+    workspace: Workspace,
+) -> None:
+    facts = [_embedded_by(workspace, f"fact {n} about the deploy window", "another-model") for n in range(5)]
+    out = io.StringIO()
+
+    call_command("reembed", "--batch", "2", stdout=out)
+
+    assert "5 facts to re-embed" in out.getvalue()
+    assert "re-embedded 5 facts" in out.getvalue()
+    assert {Memory.objects.get(pk=f.pk).embedding_model for f in facts} == {get_embedder().name}
+    again = io.StringIO()
+    call_command("reembed", stdout=again)
+    assert "nothing to do" in again.getvalue()
+
+
+def test_the_reembed_command_refuses_an_empty_batch(db: None) -> None:
+    with pytest.raises(CommandError, match="--batch must be at least 1"):
+        call_command("reembed", "--batch", "0")

@@ -45,7 +45,7 @@ class Command(BaseCommand):
         parser.add_argument("--ensemble", type=int, default=defaults.ensemble, help="networks averaged (seeds seed…)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from memories.embeddings import embed_texts
+        from memories.embeddings import embed_texts, get_embedder
 
         if options["ensemble"] < 1:
             raise CommandError(f"--ensemble must be at least 1, not {options['ensemble']}")
@@ -63,7 +63,9 @@ class Command(BaseCommand):
             seed=options["seed"],
             ensemble=options["ensemble"],
         )
-        cache = EmbeddingCache(options["cache"] / "embeddings-minilm.npz", embed_texts)
+        embedder = get_embedder().name
+        # Vectors from another embedder would train a detector for inputs it never sees.
+        cache = EmbeddingCache(options["cache"] / f"embeddings-{embedder}.npz", embed_texts)
         try:
             metadata = train(
                 pairs_path=options["pairs"],
@@ -71,6 +73,7 @@ class Command(BaseCommand):
                 domain_path=domain,
                 out_path=options["out"],
                 embed=cache,
+                embedder=embedder,
                 config=config,
                 cross_validation=not options["no_cv"],
                 log=lambda line: self.stdout.write(line),
