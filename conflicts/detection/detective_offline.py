@@ -185,6 +185,8 @@ def _pairs(facts: list[StoryFact], classify: StoryPairClassifier, similarity: np
         partners = [older for older in range(newer) if _linked(facts[older], facts[newer], similarity[older, newer])]
         partners.sort(key=lambda older: -similarity[older, newer])
         chosen += [(older, newer) for older in partners[:PARTNERS_PER_FACT]]
+    # "Doesn't have a driving licence" and "drives to the office" are far apart in meaning.
+    chosen += sorted(set(_habit_pairs(facts)) - set(chosen))
     if not chosen:
         return []
     verdicts = classify([(facts[a], facts[b]) for a, b in chosen])
@@ -198,6 +200,19 @@ def _pairs(facts: list[StoryFact], classify: StoryPairClassifier, similarity: np
             announced_by_text=bool(ANNOUNCED.search(facts[b].text)),
         )
         for (a, b), verdict in zip(chosen, verdicts, strict=True)
+    ]
+
+
+def _habit_pairs(facts: list[StoryFact]) -> list[tuple[int, int]]:
+    """(older, newer) pairs where one abstains from a habit the other practises (rules.HABITS)."""
+    stances = [rules.habit_stances(f.text) for f in facts]
+    abstaining = [i for i, (abstains, _) in enumerate(stances) if abstains]
+    practising = [i for i, (_, practises) in enumerate(stances) if practises]
+    return [
+        (min(i, j), max(i, j))
+        for i in abstaining
+        for j in practising
+        if i != j and rules.habit_broken(facts[i].text, facts[j].text)
     ]
 
 

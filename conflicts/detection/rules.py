@@ -140,6 +140,115 @@ for _x, _y in _OPPOSITES:
     OPPOSITE_OF[_x] = OPPOSITE_OF.get(_x, frozenset()) | {_y}
     OPPOSITE_OF[_y] = OPPOSITE_OF.get(_y, frozenset()) | {_x}
 
+
+@dataclass(frozen=True)
+class Habit:
+    """Something a person can abstain from, and words that say they do it after all.
+
+    "User doesn't drink alcohol" and "User's Friday wind-down is a couple of
+    pints of IPA" share no words a model could hold against each other: that a
+    pint is alcohol is world knowledge, written down here for a few habits
+    people state about themselves.
+    """
+
+    name: str
+    abstains: re.Pattern[str]
+    practises: re.Pattern[str]
+    # Practice words that do not count in the same text ("alcohol-free beer", "veggie burger").
+    exempt: re.Pattern[str]
+
+
+_NOT = r"(?:does\s*n[o']?t|do\s*n[o']?t|did\s*n[o']?t|never|can\s*n[o']?t|cannot|won'?t)"
+HABITS = (
+    Habit(
+        "alcohol",
+        re.compile(
+            rf"\b{_NOT}\s+drinks?\s+(?:any\s+)?(?:alcohol|booze)\b|\bteetotal(?:ler)?\b"
+            rf"|\b{_NOT}\s+drinks?\b(?=\s*(?:at\s+all\b|[.,;:!)—–-]|$))"
+        ),
+        re.compile(
+            r"\b(?:pints?|beers?|ipas?|lagers?|ales?|stouts?|wines?|whiske?y|bourbon|cocktails?|gin|vodka"
+            r"|rum|tequila|champagne|prosecco|cider|sake|mezcal)\b"
+        ),
+        re.compile(r"\b(?:alcohol-free|non-alcoholic|zero-alcohol|0\.0|mocktails?)\b"),
+    ),
+    Habit(
+        "driving",
+        re.compile(
+            rf"\b{_NOT}\s+(?:have\s+a\s+)?(?:driv(?:ing|er'?s)\s+licen[cs]e|drive)\b"
+            r"|\bno\s+driv(?:ing|er'?s)\s+licen[cs]e\b"
+        ),
+        re.compile(r"\b(?:drives|drove)\b"),
+        re.compile(r"\b(?:is|was|gets|got)\s+driven\b"),
+    ),
+    Habit(
+        "meat",
+        re.compile(rf"\b(?:vegetarian|vegan)\b|\b{_NOT}\s+eats?\s+meat\b|\bno\s+meat\b"),
+        re.compile(
+            r"\b(?:steaks?|burgers?|bacon|chicken|pork|beef|lamb|ham|sausages?|salami|chorizo|veal|duck"
+            r"|turkey|meatballs?|brisket|ribs)\b"
+        ),
+        re.compile(r"\b(?:veggie|vegan|vegetarian|plant-based|meat-free|meatless|tofu|seitan|beyond|impossible)\b"),
+    ),
+    Habit(
+        "smoking",
+        re.compile(rf"\b{_NOT}\s+smoke\b|\bnon-?smoker\b"),
+        re.compile(r"\b(?:smokes|cigarettes?|cigars?|vapes|vaping)\b"),
+        re.compile(r"\b(?:smoke-free|nicotine-free)\b"),
+    ),
+)
+_ANY_ABSTENTION = re.compile("|".join(f"(?:{h.abstains.pattern})" for h in HABITS))
+# The practice is someone else's, or only considered: "wine for Jonas", "a gift", "might try".
+_NOT_ONESELF = re.compile(
+    r"\bfor\s+(?:[A-Z][\w-]+|his|her|their|the\s+(?:team|guests?|party|kids?))\b|\b(?:gift|present|guests?)\b"
+    r"|\b(?:might|maybe|could|would|if)\b"
+)
+# A habit that changed is a temporal change, not a contradiction.
+_HABIT_CHANGED = re.compile(
+    r"\b(?:quit|gave\s+up|stopped|started|again|anymore|any\s+more|no\s+longer|these\s+days|nowadays"
+    r"|used\s+to|since)\b"
+)
+
+
+def habit_stances(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """The habits a statement abstains from, and the habits it says its subject practises.
+
+    Conservative: a statement that says a habit changed takes no stance, and a
+    practice counts only when the statement is not negated and not about
+    someone else or a possibility ("wine for Jonas", "might try a cigar").
+    """
+    low = text.lower()
+    if _HABIT_CHANGED.search(low):
+        return frozenset(), frozenset()
+    abstains = frozenset(h.name for h in HABITS if h.abstains.search(low))
+    if abstains or _NOT_ONESELF.search(text) or negation_count(tokens(text)):
+        return abstains, frozenset()
+    return abstains, frozenset(h.name for h in HABITS if h.practises.search(low) and not h.exempt.search(low))
+
+
+def habit_broken(a_text: str, b_text: str) -> str | None:
+    """A habit one statement abstains from and the other, about the same subject, practises.
+
+    Both statements must open with the same subject ("User …", "User's …").
+    """
+    if not (_ANY_ABSTENTION.search(a_text.lower()) or _ANY_ABSTENTION.search(b_text.lower())):
+        return None  # most pairs: one search per side
+    if _opening(a_text) is None or _opening(a_text) != _opening(b_text):
+        return None
+    abstains_a, practises_a = habit_stances(a_text)
+    abstains_b, practises_b = habit_stances(b_text)
+    broken = (abstains_a & practises_b) | (abstains_b & practises_a)
+    return min(broken) if broken else None
+
+
+def _opening(text: str) -> str | None:
+    words = tokens(text)
+    if not words:
+        return None
+    first = words[0]
+    return first[:-2] if first.endswith("'s") else first
+
+
 # Phrases that say a value changed over time (the newer statement usually carries them).
 CHANGE_MARKERS = (
     "moved to",
@@ -399,6 +508,8 @@ class RuleSignals:
     terminal_a: bool  # ends with sentence punctuation
     terminal_b: bool
     reasons: tuple[str, ...] = field(default=())
+    # A habit one side abstains from and the other practises (see HABITS); not a classifier input.
+    broken_habit: str | None = None
 
     @property
     def value_swap(self) -> bool:
@@ -610,6 +721,9 @@ def analyse(
         reasons.append("change marker: " + ", ".join(f'"{m}"' for m in (*change_a, *change_b)[:4]))
     if past_a or past_b:
         reasons.append("past-tense marker: " + ", ".join(f'"{m}"' for m in (*past_a, *past_b)[:3]))
+    habit = habit_broken(a_text, b_text)
+    if habit:
+        reasons.append(f"one statement abstains from {habit}, the other practises it")
     if days is not None:
         reasons.append(f"valid from {ta} and {tb} ({abs(days)} days apart)")
 
@@ -647,4 +761,5 @@ def analyse(
         terminal_a=a_text.rstrip().endswith((".", "!", "?", '"')),
         terminal_b=b_text.rstrip().endswith((".", "!", "?", '"')),
         reasons=tuple(reasons),
+        broken_habit=habit,
     )

@@ -292,16 +292,28 @@ def labels_of(pairs: list[LabelledPair]) -> NDArray[np.int64]:
 
 
 UPDATE = LABELS.index("update")
+CONTRADICTION = LABELS.index("contradiction")
+# Sure enough to count as the same subject without shared words (classifier.SURE_WITHOUT_SHARED_WORDS).
+BROKEN_HABIT_PROBABILITY = 0.9
 
 
 def apply_rules(probs: NDArray[np.float32], signals: list[rules.RuleSignals]) -> NDArray[np.float32]:
-    """Tier 0 on top of tier 1: with neither times nor change wording, nothing says time passed,
-    so a temporal change is ruled out and its probability goes to the other labels."""
+    """Tier 0 on top of tier 1.
+
+    With neither times nor change wording, nothing says time passed, so a
+    temporal change is ruled out and its probability goes to the other labels.
+    A broken habit ("doesn't drink alcohol" / "a couple of pints of IPA") is a
+    contradiction the model cannot see without the world knowledge the rule has.
+    """
     out = probs.copy()
     for i, s in enumerate(signals):
         if not (s.has_times or s.temporal_cue) and out[i, UPDATE] < 1.0:
             out[i, UPDATE] = 0.0
             out[i] /= out[i].sum()
+        if s.broken_habit and out[i, CONTRADICTION] < BROKEN_HABIT_PROBABILITY:
+            rest = 1.0 - out[i, CONTRADICTION]
+            out[i] *= (1.0 - BROKEN_HABIT_PROBABILITY) / rest if rest > 0 else 0.0
+            out[i, CONTRADICTION] = BROKEN_HABIT_PROBABILITY
     return out
 
 

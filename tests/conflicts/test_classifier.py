@@ -182,3 +182,20 @@ def test_a_newer_memory_correcting_the_same_subject_replaces_it() -> None:
     )
     assert "corrects an earlier one" in corrected.reasons[0]
     assert unrelated.relation != Relation.TEMPORAL_CHANGE
+
+
+def test_a_broken_habit_is_a_contradiction_about_the_same_subject_whatever_the_model_says() -> None:
+    pair = PairInput(
+        "User doesn't have a driving licence (never passed the test); gets around by train and bike.",
+        "User drives to the Reading office Mon/Wed/Thu; leave-home reminder at 07:45.",
+        date(2025, 2, 11),
+        date(2025, 9, 18),
+    )
+
+    (prediction,) = classify_pairs([pair])
+    verdict = prediction.verdict()
+
+    assert verdict.relation == Relation.TRUE_CONTRADICTION
+    assert verdict.probability == pytest.approx(0.9)
+    assert verdict.same_subject
+    assert sum(prediction.probabilities.values()) == pytest.approx(1.0)

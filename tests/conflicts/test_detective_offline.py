@@ -327,3 +327,33 @@ def test_a_temporary_condition_with_no_end_goes_stale_when_its_subject_carries_o
 )
 def test_these_temporary_conditions_are_not_stale(story: list[StoryFact]) -> None:
     assert flags(story, ALL_COMPATIBLE) == []
+
+
+def test_a_habit_given_up_in_one_fact_and_practised_in_a_distant_one_is_a_contradiction() -> None:
+    # Real classifier: the two facts are far apart in meaning and in different scopes.
+    story = [
+        fact("f1", "User doesn't have a driving licence; gets around by train and bike.", 0, scope="profile"),
+        fact("f2", "User's daughter started nursery three days a week.", 30, scope="family"),
+        fact("f3", "User drives to the Leeds office on Mondays and Thursdays.", 60, scope="commute"),
+    ]
+
+    [flag] = detect(story)
+
+    assert (flag.kind, flag.fact_ids) == ("contradiction", ["f1", "f3"])
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        "User is buying two bottles of wine for Jonas's birthday party.",
+        "User quit the no-alcohol rule and now enjoys a pint of stout again.",
+    ],
+)
+def test_a_habit_practised_for_someone_else_or_taken_up_again_is_no_contradiction(later: str) -> None:
+    story = [
+        fact("f1", "User doesn't drink alcohol at all.", 0, scope="preferences"),
+        fact("f2", "User takes oat milk in coffee.", 20, scope="groceries"),
+        fact("f3", later, 40, scope="events"),
+    ]
+
+    assert [f for f in detect(story) if f.kind == "contradiction"] == []

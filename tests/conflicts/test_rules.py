@@ -168,3 +168,49 @@ def test_what_a_statement_switches_to(text: str, targets: set[str]) -> None:
     from conflicts.detection.rules import switch_targets
 
     assert switch_targets(text) == targets
+
+
+# --- habits: abstaining, then doing it ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("abstains", "practises", "habit"),
+    [
+        ("User doesn't drink alcohol at all.", "User's Friday wind-down is a couple of pints of hazy IPA.", "alcohol"),
+        ("User is teetotal.", "User always orders a whisky sour at the hotel bar.", "alcohol"),
+        ("User doesn't have a driving licence.", "User drives to the Reading office on Mondays.", "driving"),
+        ("User has no driving licence and cycles.", "User drove to Cornwall for the long weekend.", "driving"),
+        ("User is vegetarian.", "User wants a recipe for beef brisket tacos.", "meat"),
+        ("User does not smoke.", "User smokes two cigarettes after lunch.", "smoking"),
+    ],
+)
+def test_abstaining_from_a_habit_and_practising_it_is_a_broken_habit(abstains: str, practises: str, habit: str) -> None:
+    assert analyse(abstains, practises).broken_habit == habit
+    assert analyse(practises, abstains).broken_habit == habit
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("User doesn't drink alcohol.", "User likes alcohol-free beer with dinner."),
+        ("User doesn't drink alcohol.", "User is buying a bottle of wine for Jonas's birthday."),
+        ("User doesn't drink alcohol.", "Jonas drinks a pint of stout on Fridays."),
+        ("User doesn't drink alcohol.", "User didn't order a beer at the work dinner."),
+        ("User quit drinking in January.", "User loves a pint of IPA."),
+        ("User used to drive to work.", "User doesn't drive anymore."),
+        ("User is vegetarian.", "User likes the veggie burger at Honest."),
+        ("User is pescatarian: fish is fine, no meat.", "User wants a bacalhau recipe for Christmas Eve."),
+        ("User doesn't smoke.", "User loves smoked salmon on bagels."),
+        ("User doesn't drink coffee after noon.", "User drinks a glass of wine with dinner."),
+        ("User doesn't drink alcohol.", "User might try the local wine in Porto."),
+    ],
+)
+def test_these_are_not_broken_habits(first: str, second: str) -> None:
+    assert analyse(first, second).broken_habit is None
+    assert analyse(second, first).broken_habit is None
+
+
+def test_a_broken_habit_is_named_among_the_reasons() -> None:
+    signals = analyse("User is teetotal.", "User orders a gin and tonic at every wedding.")
+
+    assert "one statement abstains from alcohol, the other practises it" in signals.reasons
