@@ -53,8 +53,9 @@ class StoryFact:
     at: dt.datetime
     conflict_count: int = 0
     key: str = ""
-    # The fact's embedding when already known (saves re-embedding the story).
+    # The fact's embedding when already known (saves re-embedding the story), and its model.
     vector: Any = field(default=None, compare=False, repr=False)
+    embedding_model: str = ""
 
     @classmethod
     def of(cls, memory: Memory) -> StoryFact:
@@ -67,6 +68,7 @@ class StoryFact:
             conflict_count=memory.conflict_count,
             key=memory.key,
             vector=memory.embedding,
+            embedding_model=memory.embedding_model,
         )
 
 

@@ -174,6 +174,21 @@ def get_embedder() -> Embedder:
     raise EmbeddingError(f"MEMORYHUB_EMBEDDER must be 'minilm' or 'openai', not {choice!r}")
 
 
+@lru_cache(maxsize=2)
+def embedder_named(name: str) -> Embedder:
+    """The embedder that makes ``name``'s vectors, whatever ``MEMORYHUB_EMBEDDER`` says.
+
+    The conflict classifier was trained on MiniLM vectors and needs those even
+    when recall runs on OpenAI's: its inputs must come from the model it learnt.
+    """
+    configured = get_embedder()
+    if configured.name == name:
+        return configured
+    if name == MiniLMEmbedder.name:
+        return MiniLMEmbedder(threads=settings.MEMORYHUB_EMBEDDER_THREADS)
+    raise EmbeddingError(f"no embedder here makes {name!r} vectors (configured: {configured.name!r})")
+
+
 def embed_texts(texts: list[str]) -> NDArray[np.float32]:
     vectors: NDArray[np.float32] = get_embedder().embed(texts)
     return vectors

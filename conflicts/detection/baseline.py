@@ -14,14 +14,17 @@ import numpy as np
 from conflicts.detection.classifier import PairInput, embeddings_for
 from conflicts.detection.rules import negation_count, tokens
 from conflicts.detection.verdict import Relation
+from memories.embeddings import MiniLMEmbedder
 
 THRESHOLD = 0.80
+# The published baseline is MiniLM's cosine, whichever embedder recall uses.
+BASELINE_EMBEDDER = MiniLMEmbedder.name
 
 
 def baseline_relations(pairs: Sequence[PairInput]) -> list[Relation]:
     if not pairs:
         return []
-    ua, ub = embeddings_for(pairs)
+    ua, ub = embeddings_for(pairs, BASELINE_EMBEDDER)
     cosines = np.einsum("ij,ij->i", ua, ub)
     out = []
     for p, cosine in zip(pairs, cosines, strict=True):

@@ -99,6 +99,8 @@ class LoadedDetector:
     metadata: dict[str, Any]
     embeddings: bool
     hashed: bool
+    # The embedding model the classifier was trained on: its inputs must come from it.
+    embedder: str
 
 
 @lru_cache(maxsize=4)
@@ -111,11 +113,12 @@ def load_detector(path: Path = WEIGHTS_PATH) -> LoadedDetector:
         metadata=metadata,
         embeddings=bool(config.get("embeddings", True)),
         hashed=bool(config.get("hashed", True)),
+        embedder=str(metadata["embedder"]),
     )
 
 
-def embeddings_for(pairs: Sequence[PairInput]) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
-    """Given embeddings where supplied; the rest embedded in one batch (each distinct text once)."""
+def embeddings_for(pairs: Sequence[PairInput], embedder: str) -> tuple[NDArray[np.float32], NDArray[np.float32]]:
+    """Given embeddings where supplied; the rest embedded by ``embedder`` in one batch (each distinct text once)."""
     missing: dict[str, int] = {}
     for p in pairs:
         for text, given in ((p.a_text, p.a_embedding), (p.b_text, p.b_embedding)):
@@ -123,9 +126,9 @@ def embeddings_for(pairs: Sequence[PairInput]) -> tuple[NDArray[np.float32], NDA
                 missing[text] = len(missing)
     vectors: NDArray[np.float32] = np.zeros((0, 384), dtype=np.float32)
     if missing:
-        from memories.embeddings import embed_texts
+        from memories.embeddings import embedder_named
 
-        vectors = embed_texts(list(missing))
+        vectors = embedder_named(embedder).embed(list(missing))
     ua = np.stack([p.a_embedding if p.a_embedding is not None else vectors[missing[p.a_text]] for p in pairs])
     ub = np.stack([p.b_embedding if p.b_embedding is not None else vectors[missing[p.b_text]] for p in pairs])
     return ua.astype(np.float32), ub.astype(np.float32)
@@ -137,7 +140,7 @@ def classify_pairs(pairs: Sequence[PairInput], *, weights: Path = WEIGHTS_PATH) 
         return []
     detector = load_detector(weights)
     signals = [rules.analyse(p.a_text, p.b_text, p.a_time, p.b_time) for p in pairs]
-    ua, ub = embeddings_for(pairs)
+    ua, ub = embeddings_for(pairs, detector.embedder)
     x = build_matrix(
         [p.a_text for p in pairs],
         [p.b_text for p in pairs],
@@ -174,10 +177,11 @@ def classify(a_text: str, b_text: str, a_time: When = None, b_time: When = None)
     return classify_pairs([PairInput(a_text, b_text, a_time, b_time)])[0]
 
 
-def _embedding_of(memory: Memory) -> NDArray[np.float32] | None:
-    if memory.embedding is None:
+def stored_vector(vector: Any, embedding_model: str) -> NDArray[np.float32] | None:
+    """A stored vector the classifier can use: one made by the model it was trained on."""
+    if vector is None or embedding_model != load_detector().embedder:
         return None
-    return np.asarray(memory.embedding, dtype=np.float32)
+    return np.asarray(vector, dtype=np.float32)
 
 
 def classify_memory_pairs(pairs: list[tuple[Memory, Memory]]) -> list[Verdict]:
@@ -193,7 +197,16 @@ def classify_memory_pairs(pairs: list[tuple[Memory, Memory]]) -> list[Verdict]:
         b_time: When = newer.valid_from
         if older.valid_from and newer.valid_from and abs((newer.valid_from - older.valid_from).days) < 1:
             a_time = b_time = None
-        inputs.append(PairInput(older.text, newer.text, a_time, b_time, _embedding_of(older), _embedding_of(newer)))
+        inputs.append(
+            PairInput(
+                older.text,
+                newer.text,
+                a_time,
+                b_time,
+                stored_vector(older.embedding, older.embedding_model),
+                stored_vector(newer.embedding, newer.embedding_model),
+            )
+        )
     return [
         _left_behind(older, newer, prediction) or _corrected(older, newer, prediction) or prediction.verdict()
         for (older, newer), prediction in zip(pairs, classify_pairs(inputs), strict=True)

@@ -510,11 +510,11 @@ def _default_classifier() -> StoryPairClassifier:
 
 
 def classify_story_pairs(pairs: list[tuple[StoryFact, StoryFact]]) -> list[Verdict]:
-    """The shipped classifier on story facts (their stored embeddings reused)."""
-    from conflicts.detection.classifier import PairInput, classify_pairs
+    """The shipped classifier on story facts (their stored embeddings reused where it can read them)."""
+    from conflicts.detection.classifier import PairInput, classify_pairs, stored_vector
 
     def vector(fact: StoryFact) -> np.ndarray | None:
-        return None if fact.vector is None else np.asarray(fact.vector, dtype=np.float32)
+        return stored_vector(fact.vector, fact.embedding_model)
 
     inputs = [PairInput(a.text, b.text, a.at, b.at, vector(a), vector(b)) for a, b in pairs]
     return [prediction.verdict() for prediction in classify_pairs(inputs)]

@@ -100,8 +100,8 @@ def evaluate_pairs(pairs: list[LabelledPair], *, baseline: bool = False, weights
     Each distinct text is embedded once, in one batch, as the pipeline would
     with stored embeddings; ``baseline`` scores the cosine + negation-parity rule instead.
     """
-    from conflicts.detection.baseline import baseline_relations
-    from conflicts.detection.classifier import WEIGHTS_PATH, PairInput, classify_pairs, embeddings_for
+    from conflicts.detection.baseline import BASELINE_EMBEDDER, baseline_relations
+    from conflicts.detection.classifier import WEIGHTS_PATH, PairInput, classify_pairs, embeddings_for, load_detector
 
     if not pairs:
         return score([], pairs_per_second=0.0)
@@ -113,7 +113,7 @@ def evaluate_pairs(pairs: list[LabelledPair], *, baseline: bool = False, weights
         classify_pairs(warm, weights=weights or WEIGHTS_PATH)
     started = time.perf_counter()
     inputs = [PairInput(p.a, p.b, p.a_time, p.b_time) for p in pairs]
-    ua, ub = embeddings_for(inputs)
+    ua, ub = embeddings_for(inputs, BASELINE_EMBEDDER if baseline else load_detector(weights or WEIGHTS_PATH).embedder)
     embedded_seconds = time.perf_counter() - started
     inputs = [PairInput(p.a_text, p.b_text, p.a_time, p.b_time, a, b) for p, a, b in zip(inputs, ua, ub, strict=True)]
     items: list[Scored] = []

@@ -10,10 +10,13 @@ from conflicts.detection.classifier import (
     WEIGHTS_PATH,
     PairInput,
     classify,
+    classify_memory_pairs,
     classify_pairs,
     load_detector,
+    stored_vector,
 )
 from conflicts.detection.verdict import Relation
+from tests.factories import WorkspaceFactory, memory
 
 
 def test_it_loads_the_shipped_weights_once() -> None:
@@ -102,11 +105,12 @@ def test_an_empty_batch_is_fine() -> None:
 def test_embeddings_are_only_computed_for_missing_sides(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[list[str]] = []
 
-    def fake_embed(texts: list[str]) -> np.ndarray:
-        seen.append(texts)
-        return np.ones((len(texts), 384), dtype=np.float32) / np.sqrt(384)
+    class Recording:
+        def embed(self, texts: list[str]) -> np.ndarray:
+            seen.append(texts)
+            return np.ones((len(texts), 384), dtype=np.float32) / np.sqrt(384)
 
-    monkeypatch.setattr("memories.embeddings.embed_texts", fake_embed)
+    monkeypatch.setattr("memories.embeddings.embedder_named", lambda name: Recording())
     given = np.ones(384, dtype=np.float32) / np.sqrt(384)
     classify_pairs([PairInput("x is 1", "x is 2", a_embedding=given), PairInput("y", "x is 2", b_embedding=given)])
     assert seen == [["x is 2", "y"]]
@@ -199,3 +203,33 @@ def test_a_broken_habit_is_a_contradiction_about_the_same_subject_whatever_the_m
     assert verdict.probability == pytest.approx(0.9)
     assert verdict.same_subject
     assert sum(prediction.probabilities.values()) == pytest.approx(1.0)
+
+
+# --- the classifier reads only vectors of the model it was trained on -----------------
+
+
+def test_a_stored_vector_is_used_only_when_the_classifier_s_own_model_made_it() -> None:
+    vector = np.full(384, 1 / np.sqrt(384), dtype=np.float32)
+    trained_on = load_detector().embedder
+
+    assert stored_vector(vector, trained_on) is not None
+    assert stored_vector(vector, "text-embedding-3-small-384") is None
+    assert stored_vector(None, trained_on) is None
+
+
+@pytest.mark.django_db
+def test_memories_embedded_by_another_model_are_classified_from_their_text() -> None:
+    # With MEMORYHUB_EMBEDDER=openai the stored vectors live in OpenAI's space; fed to a
+    # classifier trained on MiniLM they would be noise. Here they are noise on purpose.
+    workspace = WorkspaceFactory()
+    noise = np.random.default_rng(3).standard_normal(384).astype(np.float32)
+    older, newer = (
+        memory(workspace=workspace, text=text, status="active", embedding=noise, embedding_model="remote-model")
+        for text in ("We never deploy on Fridays.", "We deploy on Fridays.")
+    )
+
+    (verdict,) = classify_memory_pairs([(older, newer)])
+
+    from_text = classify(older.text, newer.text)
+    assert verdict.relation == from_text.relation == Relation.TRUE_CONTRADICTION
+    assert verdict.probability == pytest.approx(from_text.probability, abs=1e-6)

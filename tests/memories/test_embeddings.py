@@ -5,7 +5,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from memories.embeddings import DIMENSIONS, Embedder, EmbeddingError, MiniLMEmbedder, get_embedder
+from memories import embeddings
+from memories.embeddings import DIMENSIONS, Embedder, EmbeddingError, MiniLMEmbedder, embedder_named, get_embedder
 
 
 @pytest.fixture(scope="module")
@@ -103,3 +104,32 @@ def test_it_refuses_an_unknown_embedder_setting(settings: Any) -> None:
             get_embedder()
     finally:
         get_embedder.cache_clear()
+
+
+class RemoteEmbedder:
+    name = "remote-model"
+
+    def embed(self, texts: list[str]) -> Any:
+        raise AssertionError("the remote model must not be asked for MiniLM vectors")
+
+
+def test_the_embedder_named_is_the_configured_one_when_the_names_match() -> None:
+    embedder_named.cache_clear()
+    try:
+        assert embedder_named(get_embedder().name) is get_embedder()
+    finally:
+        embedder_named.cache_clear()
+
+
+def test_minilm_vectors_come_from_minilm_when_another_embedder_is_configured(monkeypatch: Any) -> None:
+    embedder_named.cache_clear()
+    monkeypatch.setattr(embeddings, "get_embedder", RemoteEmbedder)
+    try:
+        local = embedder_named(MiniLMEmbedder.name)
+        with pytest.raises(EmbeddingError, match="no embedder here makes 'word2vec' vectors"):
+            embedder_named("word2vec")
+    finally:
+        embedder_named.cache_clear()
+
+    assert isinstance(local, MiniLMEmbedder)
+    np.testing.assert_allclose(local.embed(["hello"]), get_embedder().embed(["hello"]), atol=1e-6)
