@@ -68,14 +68,15 @@ def ingestion_check(workspace: Workspace, count: int, corpus_size: int) -> dict[
     actor = Actor.system("bench")
     # Warm up the model, the classifier weights and the connection.
     for fact in fresh[:5]:
-        detect(_draft(workspace, actor, MemoryInput(text=fact.text), embedder.embed([fact.text])[0]), use_llm=False)
+        vector = embedder.embed([fact.text])[0]
+        detect(_draft(workspace, actor, MemoryInput(text=fact.text), vector, embedder.name), use_llm=False)
     total, without_embedding, findings = [], [], 0
     for fact in fresh:
         data = MemoryInput(text=fact.text, kind=fact.kind, key=fact.key, scope=fact.scope, tags=list(fact.tags))
         started = time.perf_counter()
         vector = embedder.embed([fact.text])[0]
         embedded = time.perf_counter()
-        found = detect(_draft(workspace, actor, data, vector), use_llm=False)
+        found = detect(_draft(workspace, actor, data, vector, embedder.name), use_llm=False)
         done = time.perf_counter()
         total.append((done - started) * 1000)
         without_embedding.append((done - embedded) * 1000)

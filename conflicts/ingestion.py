@@ -50,7 +50,7 @@ def memory_create_checked(
     deadline = time.monotonic() + TIME_BOX_SECONDS
     embedder = get_embedder()
     vector = embedder.embed([data.text])[0]
-    draft = _draft(workspace, actor, data, vector)
+    draft = _draft(workspace, actor, data, vector, embedder.name)
     findings: list[Finding] = []
     checked = time.monotonic() < deadline
     if checked:
@@ -71,10 +71,10 @@ def memory_create_checked(
     return CheckedCommit(action, memory, findings, checked)
 
 
-def _draft(workspace: Workspace, actor: Actor, data: MemoryInput, vector: object) -> Memory:
+def _draft(workspace: Workspace, actor: Actor, data: MemoryInput, vector: object, embedding_model: str) -> Memory:
     """An unsaved memory with the new fact's fields and embedding, to find and classify candidates."""
     draft = memory_build(workspace=workspace, actor=actor, data=data)
-    draft.embedding = vector
+    draft.embedding, draft.embedding_model = vector, embedding_model
     draft.status = Status.ACTIVE
     return draft
 

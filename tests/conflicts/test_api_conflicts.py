@@ -173,3 +173,21 @@ def test_a_manual_supersede_is_undone_like_restore(agent: AgentClient) -> None:
     restored = agent.get(f"/memories/{old['id']}").json()
     assert (restored["reliability"], restored["superseded_by"], restored["valid_to"]) == ("reliable", None, None)
     assert not Link.objects.exists()
+
+
+def test_the_synchronous_check_reuses_stored_vectors_and_embeds_only_the_new_fact(
+    agent: AgentClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Real classifier. The request path embeds the new fact once; the candidates and the
+    # draft carry vectors of the classifier's own model, so nothing is embedded again.
+    remember(agent.workspace, "The public API is REST", valid_from=day(1))
+
+    def no_second_embedding(name: str) -> Any:
+        raise AssertionError(f"the check embedded texts again with {name}")
+
+    monkeypatch.setattr("memories.embeddings.embedder_named", no_second_embedding)
+
+    response = agent.post("/memories", {"text": "The public API is GraphQL", "on_conflict": "warn"})
+
+    assert response.status_code == 201
+    assert response.json()["checked"] is True
