@@ -179,7 +179,7 @@ def _with_texts(facts: list[forgetting.StoryFact]) -> list[forgetting.StoryFact]
     rows = {
         m.pk: m
         for m in Memory.objects.filter(pk__in=[f.id for f in facts]).only(
-            "id", "text", "scope", "agent", "valid_from", "conflict_count", "key", "embedding"
+            "id", "text", "scope", "agent", "valid_from", "conflict_count", "key", "embedding", "embedding_model"
         )
     }
     return [

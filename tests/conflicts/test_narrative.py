@@ -4,6 +4,8 @@ import json
 from typing import Any
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from conflicts.models import Answer, ConflictCard, DetectiveRun
 from conflicts.narrative import Flag, detective_request, detective_run, detective_schedule, flag_to_card
@@ -188,3 +190,37 @@ def test_the_api_queues_a_run_and_lists_runs(agent: AgentClient) -> None:
     assert body["state"] == "queued"
     assert agent.post("/detective/run").json()["id"] == body["id"]  # still the same queued run
     assert [r["id"] for r in agent.get("/detective/runs").json()] == [body["id"]]
+
+
+def test_an_offline_run_reads_its_facts_in_a_fixed_number_of_queries(workspace: Workspace, settings: Any) -> None:
+    # Each deferred field a fact needs would cost one query per fact read (800 per run at scale).
+    settings.MEMORYHUB_FORGETTING_RATES = EVERYTHING
+
+    def queries_for_a_run() -> int:
+        run = detective_request(workspace=workspace)
+        with CaptureQueriesContext(connection) as captured:
+            detective_run(run_id=run.pk, mode="offline")
+        return len(captured)
+
+    unrelated = [
+        "Invoices are generated on the first of the month",
+        "The design system uses an 8-pixel grid",
+        "Ana owns the payments service",
+        "Support replies within one business day",
+        "The mobile app supports Android 10 and later",
+        "Staging data is refreshed every Sunday night",
+        "The marketing site is built with Astro",
+        "Office plants are watered on Fridays",
+        "Error pages link to the status page",
+        "The data team publishes a weekly metrics digest",
+        "Customer logos need written permission before use",
+        "The CLI reads its config from ~/.acme/config.toml",
+    ]
+    for n, text in enumerate(unrelated[:3]):
+        remember(workspace, text, scope=f"area-{n}", valid_from=day(1, n + 1))
+    few = queries_for_a_run()
+    for n, text in enumerate(unrelated[3:], start=3):
+        remember(workspace, text, scope=f"area-{n}", valid_from=day(1, n + 1))
+
+    assert ConflictCard.objects.count() == 0
+    assert queries_for_a_run() == few
