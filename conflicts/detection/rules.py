@@ -156,9 +156,14 @@ class Habit:
     practises: re.Pattern[str]
     # Practice words that do not count in the same text ("alcohol-free beer", "veggie burger").
     exempt: re.Pattern[str]
+    # How the reason reads: "doesn't drink alcohol, yet drinks".
+    clash: str
+    # Abstaining said without a negation ("wants answers kept short"): a negated text does not count.
+    abstains_affirmatively: bool = False
 
 
 _NOT = r"(?:does\s*n[o']?t|do\s*n[o']?t|did\s*n[o']?t|never|can\s*n[o']?t|cannot|won'?t)"
+_ANSWERS = r"(?:answers?|responses?|replies|explanations?|summaries)"
 HABITS = (
     Habit(
         "alcohol",
@@ -171,6 +176,7 @@ HABITS = (
             r"|rum|tequila|champagne|prosecco|cider|sake|mezcal)\b"
         ),
         re.compile(r"\b(?:alcohol-free|non-alcoholic|zero-alcohol|0\.0|mocktails?)\b"),
+        "doesn't drink alcohol, yet drinks",
     ),
     Habit(
         "driving",
@@ -180,6 +186,7 @@ HABITS = (
         ),
         re.compile(r"\b(?:drives|drove)\b"),
         re.compile(r"\b(?:is|was|gets|got)\s+driven\b"),
+        "cannot drive, yet drives",
     ),
     Habit(
         "meat",
@@ -189,12 +196,29 @@ HABITS = (
             r"|turkey|meatballs?|brisket|ribs)\b"
         ),
         re.compile(r"\b(?:veggie|vegan|vegetarian|plant-based|meat-free|meatless|tofu|seitan|beyond|impossible)\b"),
+        "eats no meat, yet eats meat",
     ),
     Habit(
         "smoking",
         re.compile(rf"\b{_NOT}\s+smoke\b|\bnon-?smoker\b"),
         re.compile(r"\b(?:smokes|cigarettes?|cigars?|vapes|vaping)\b"),
         re.compile(r"\b(?:smoke-free|nicotine-free)\b"),
+        "doesn't smoke, yet smokes",
+    ),
+    # What assistants are told most often about their user: how long answers should be.
+    Habit(
+        "long answers",
+        re.compile(
+            rf"\b{_ANSWERS}\b[^.;]{{0,20}}\b(?:short|brief|concise|terse|succinct)\b"
+            rf"|\b(?:short|brief|concise|terse|succinct)\s+{_ANSWERS}\b"
+        ),
+        re.compile(
+            rf"\b(?:thorough|detailed|in-depth|long(?:er)?|step-by-step|comprehensive|exhaustive)\s+{_ANSWERS}\b"
+            rf"|\b{_ANSWERS}\b[^.;]{{0,20}}\b(?:in\s+(?:full\s+)?detail|in\s+depth|thorough)\b"
+        ),
+        re.compile(r"(?!)"),
+        "wants short answers, yet asks for thorough ones",
+        abstains_affirmatively=True,
     ),
 )
 _ANY_ABSTENTION = re.compile("|".join(f"(?:{h.abstains.pattern})" for h in HABITS))
@@ -220,13 +244,16 @@ def habit_stances(text: str) -> tuple[frozenset[str], frozenset[str]]:
     low = text.lower()
     if _HABIT_CHANGED.search(low):
         return frozenset(), frozenset()
-    abstains = frozenset(h.name for h in HABITS if h.abstains.search(low))
-    if abstains or _NOT_ONESELF.search(text) or negation_count(tokens(text)):
+    negated = negation_count(tokens(text)) > 0
+    abstains = frozenset(
+        h.name for h in HABITS if h.abstains.search(low) and not (h.abstains_affirmatively and negated)
+    )
+    if abstains or _NOT_ONESELF.search(text) or negated:
         return abstains, frozenset()
     return abstains, frozenset(h.name for h in HABITS if h.practises.search(low) and not h.exempt.search(low))
 
 
-def habit_broken(a_text: str, b_text: str) -> str | None:
+def habit_broken(a_text: str, b_text: str) -> Habit | None:
     """A habit one statement abstains from and the other, about the same subject, practises.
 
     Both statements must open with the same subject ("User …", "User's …").
@@ -238,7 +265,7 @@ def habit_broken(a_text: str, b_text: str) -> str | None:
     abstains_a, practises_a = habit_stances(a_text)
     abstains_b, practises_b = habit_stances(b_text)
     broken = (abstains_a & practises_b) | (abstains_b & practises_a)
-    return min(broken) if broken else None
+    return next((h for h in HABITS if h.name in broken), None)
 
 
 def _opening(text: str) -> str | None:
@@ -721,9 +748,10 @@ def analyse(
         reasons.append("change marker: " + ", ".join(f'"{m}"' for m in (*change_a, *change_b)[:4]))
     if past_a or past_b:
         reasons.append("past-tense marker: " + ", ".join(f'"{m}"' for m in (*past_a, *past_b)[:3]))
-    habit = habit_broken(a_text, b_text)
+    # A habit taken up or dropped ("now drives to work") is a change, not a broken habit.
+    habit = None if (change_a or change_b or past_a or past_b) else habit_broken(a_text, b_text)
     if habit:
-        reasons.append(f"one statement abstains from {habit}, the other practises it")
+        reasons.append(f"broken habit: {habit.clash}")
     if days is not None:
         reasons.append(f"valid from {ta} and {tb} ({abs(days)} days apart)")
 
@@ -761,5 +789,5 @@ def analyse(
         terminal_a=a_text.rstrip().endswith((".", "!", "?", '"')),
         terminal_b=b_text.rstrip().endswith((".", "!", "?", '"')),
         reasons=tuple(reasons),
-        broken_habit=habit,
+        broken_habit=habit.name if habit else None,
     )

@@ -182,6 +182,12 @@ def test_what_a_statement_switches_to(text: str, targets: set[str]) -> None:
         ("User has no driving licence and cycles.", "User drove to Cornwall for the long weekend.", "driving"),
         ("User is vegetarian.", "User wants a recipe for beef brisket tacos.", "meat"),
         ("User does not smoke.", "User smokes two cigarettes after lunch.", "smoking"),
+        (
+            "User wants answers kept short: code first.",
+            "User likes thorough explanations of the reasoning.",
+            "long answers",
+        ),
+        ("User prefers concise replies.", "User asks for detailed explanations with alternatives.", "long answers"),
     ],
 )
 def test_abstaining_from_a_habit_and_practising_it_is_a_broken_habit(abstains: str, practises: str, habit: str) -> None:
@@ -203,6 +209,10 @@ def test_abstaining_from_a_habit_and_practising_it_is_a_broken_habit(abstains: s
         ("User doesn't smoke.", "User loves smoked salmon on bagels."),
         ("User doesn't drink coffee after noon.", "User drinks a glass of wine with dinner."),
         ("User doesn't drink alcohol.", "User might try the local wine in Porto."),
+        ("User has no driving licence.", "User now drives to work after passing the test."),
+        ("User doesn't want short answers.", "User likes thorough explanations."),
+        ("User wants short commit messages.", "User likes detailed explanations in pull requests."),
+        ("User wants answers kept short.", "User doesn't need detailed explanations."),
     ],
 )
 def test_these_are_not_broken_habits(first: str, second: str) -> None:
@@ -213,4 +223,4 @@ def test_these_are_not_broken_habits(first: str, second: str) -> None:
 def test_a_broken_habit_is_named_among_the_reasons() -> None:
     signals = analyse("User is teetotal.", "User orders a gin and tonic at every wedding.")
 
-    assert "one statement abstains from alcohol, the other practises it" in signals.reasons
+    assert "broken habit: doesn't drink alcohol, yet drinks" in signals.reasons
