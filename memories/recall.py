@@ -3,10 +3,12 @@
 Two candidate pools — nearest neighbours on the HNSW index and a full-text
 match — are merged, scored, de-duplicated and expanded along links:
 
-    score = (α·cosine + β·lexical + γ·recency + δ·importance + ε·confidence)
+    score = (α·cosine + β·lexical + γ·recency·relevant + δ·importance + ε·confidence)
             × max(floor, reliability factor)
 
-``recency = exp(−λ·age_days)`` with the same λ as the decay job. Age is
+``recency = exp(−λ·age_days)`` with the same λ as the decay job, weighted by
+``relevant = min(1, max(cosine, lexical) / 0.5)``: it orders the facts that
+answer the query and lifts no unrelated fact for being new. Age is
 counted from ``valid_from`` (when the fact became true) back from the newest
 candidate in the pool, not from the wall clock: recency only has to order the
 candidates, and two facts a year apart that are both a decade old would
@@ -56,6 +58,10 @@ RELIABILITY_FLOOR = 0.3
 DUPLICATE_COSINE = 0.8
 SAME_CONFIDENCE = 0.05
 SAME_SCORE = 0.05
+# Recency orders facts that answer the query: it counts in full from this relevance
+# (the better of cosine and lexical) and proportionally below it, so the newest fact
+# about something else does not outrank an older answer on freshness alone.
+RELEVANT = 0.5
 # Two hits this similar answer the same question (an answer and its update).
 SAME_QUESTION_COSINE = 0.7
 # How many top hits are compared with each other (newer first, near-duplicates).
@@ -545,7 +551,7 @@ def _score(
     linear = (
         weights.cosine * parts.cosine
         + weights.lexical * parts.lexical
-        + weights.recency * parts.recency
+        + weights.recency * parts.recency * min(1.0, max(parts.cosine, parts.lexical) / RELEVANT)
         + weights.importance * parts.importance
         + weights.confidence * parts.confidence
     )

@@ -356,3 +356,16 @@ def test_recall_runs_the_same_few_queries_however_many_candidates(
 # hits (1, and at most two more batches when near-duplicates crowd the top, as they do here),
 # disputes (2), touch (3 with its setting and savepoint): nothing per candidate.
 QUERIES_PER_RECALL = 16
+
+
+def test_recency_does_not_lift_a_newer_fact_unrelated_to_the_query(workspace: Workspace) -> None:
+    # Recency orders facts that answer the query; the week's newest fact about something
+    # else ("Dutch class moved") must not outrank the older answer on freshness alone.
+    answer = remember(workspace, "User lives in Utrecht", valid_from=day(3))
+    remember(workspace, "Dutch class moved to Wednesday evenings", valid_from=day(9))
+    remember(workspace, "Prefers aisle seats on long flights", valid_from=day(8))
+
+    hits = recall(workspace=workspace, query=RecallQuery(query="Home city", touch=False))
+
+    assert hits[0].memory.pk == answer.pk
+    assert hits[0].parts.recency < max(h.parts.recency for h in hits)
