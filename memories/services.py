@@ -418,8 +418,8 @@ def memories_stale_embeddings() -> QuerySet[Memory]:
 def memories_reembed_stale(*, limit: int | None = None) -> int:
     """Re-embed up to ``limit`` facts whose vector came from another embedder; how many it did.
 
-    After the embedder changes, old and new vectors still compare well enough
-    for recall (docs/BENCHMARKS.md) but not exactly, so old ones are replaced
+    Vectors of two models do not compare (MiniLM's and OpenAI's live in
+    different spaces), so after the embedder changes the old ones are replaced
     batch by batch: claimed with ``SKIP LOCKED``, the fact itself untouched.
     """
     from memories.embeddings import get_embedder

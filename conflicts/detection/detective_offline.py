@@ -204,7 +204,10 @@ def _pairs(facts: list[StoryFact], classify: StoryPairClassifier, similarity: np
 
 
 def _habit_pairs(facts: list[StoryFact]) -> list[tuple[int, int]]:
-    """(older, newer) pairs where one abstains from a habit the other practises (rules.HABITS)."""
+    """(older, newer) pairs where one abstains from a habit the other practises (rules.HABITS).
+
+    A fact that abstains takes no practising stance, so the two lists never share a fact.
+    """
     stances = [rules.habit_stances(f.text) for f in facts]
     abstaining = [i for i, (abstains, _) in enumerate(stances) if abstains]
     practising = [i for i, (_, practises) in enumerate(stances) if practises]
@@ -212,7 +215,7 @@ def _habit_pairs(facts: list[StoryFact]) -> list[tuple[int, int]]:
         (min(i, j), max(i, j))
         for i in abstaining
         for j in practising
-        if i != j and rules.habit_broken(facts[i].text, facts[j].text)
+        if rules.habit_broken(facts[i].text, facts[j].text)
     ]
 
 
