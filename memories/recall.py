@@ -64,6 +64,9 @@ SAME_SCORE = 0.05
 RELEVANT = 0.5
 # Two hits this similar answer the same question (an answer and its update).
 SAME_QUESTION_COSINE = 0.7
+# One agent's reports in one scope are a running log ("backups", sre-copilot: the restore
+# drill took 41 minutes … the latest drill took 26): less similar reports answer the same question.
+SAME_STREAM_QUESTION_COSINE = 0.6
 # How many top hits are compared with each other (newer first, near-duplicates).
 COMPARED_HITS = 30
 MIN_EF_SEARCH = 150
@@ -306,7 +309,9 @@ def _lexical_candidates(
             distance=CosineDistance("embedding", vector),
         )
         .defer("embedding")
-        .order_by("-rank")[:pool_size]
+        # Equal ranks are common (one shared rare word); the closer meaning breaks the tie,
+        # not the rows' physical order, which every touched row changes.
+        .order_by("-rank", "distance")[:pool_size]
     )
     return list(qs)
 
@@ -602,10 +607,11 @@ def _newer_first(hits: list[Hit]) -> list[Hit]:
     """Two statements that answer the same question about equally well: the newer one goes first.
 
     "Who runs the platform team?" — "Ana runs it" (March) and "Bo runs it"
-    (June) are similar (cosine ≥ ``SAME_QUESTION_COSINE``), equally confident
-    and score within ``SAME_SCORE``: recency alone barely separates facts that
-    are both old, so the later statement is moved just above the earlier one.
-    A clearly better match keeps its place.
+    (June) are similar (cosine ≥ ``SAME_QUESTION_COSINE``, or
+    ``SAME_STREAM_QUESTION_COSINE`` when one agent wrote both in one scope),
+    equally confident and score within ``SAME_SCORE``: recency alone barely
+    separates facts that are both old, so the later statement is moved just
+    above the earlier one. A clearly better match keeps its place.
     """
     if len(hits) < 2:
         return hits
@@ -615,10 +621,19 @@ def _newer_first(hits: list[Hit]) -> list[Hit]:
         position = ordered.index(j)
         for slot in range(position):
             i = ordered[slot]
-            if cosine[i, j] >= SAME_QUESTION_COSINE and _updates(hits[j], hits[i]):
+            if _same_question(hits[i], hits[j], cosine[i, j]) and _updates(hits[j], hits[i]):
                 ordered.insert(slot, ordered.pop(position))
                 break
     return [hits[i] for i in ordered]
+
+
+def _same_question(a: Hit, b: Hit, cosine: float) -> bool:
+    """Very similar statements, or similar ones from one agent's reports in one scope."""
+    if cosine >= SAME_QUESTION_COSINE:
+        return True
+    x, y = a.memory, b.memory
+    same_stream = bool(x.scope and x.agent) and (x.scope, x.agent) == (y.scope, y.agent)
+    return same_stream and cosine >= SAME_STREAM_QUESTION_COSINE
 
 
 def _updates(newer: Hit, older: Hit) -> bool:

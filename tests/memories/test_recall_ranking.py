@@ -268,6 +268,61 @@ def test_of_two_answers_to_the_same_question_the_newer_goes_first_when_they_rank
     assert [text.split()[0] for text in order] == expected
 
 
+@pytest.mark.parametrize(
+    ("newer_scope", "newer_agent", "cosine", "newer_first"),
+    [
+        ("backups", "sre-copilot", 0.64, True),  # one agent's running reports in one scope
+        ("backups", "policy-agent", 0.64, False),  # another writer: only cosine ≥ 0.7 would do
+        ("", "sre-copilot", 0.64, False),  # no scope, no stream
+        ("backups", "sre-copilot", 0.5, False),  # the same stream, but about something else
+    ],
+)
+def test_one_agents_reports_in_one_scope_need_less_similarity_to_answer_the_same_question(
+    newer_scope: str, newer_agent: str, cosine: float, newer_first: bool
+) -> None:
+    from memories.recall import Hit, ScoreParts, _newer_first
+
+    old_vector = [1.0, 0.0] + [0.0] * 382
+    new_vector = [cosine, (1 - cosine**2) ** 0.5] + [0.0] * 382
+    older = Memory(
+        text="Quarterly restore drill passed: restored into staging in 41 minutes",
+        scope="backups" if newer_scope else "",
+        agent="sre-copilot",
+        confidence=0.9,
+        valid_from=day(1),
+        embedding=old_vector,
+    )
+    newer = Memory(
+        text="Restores now use delta mode; the latest drill took 26 minutes",
+        scope=newer_scope,
+        agent=newer_agent,
+        confidence=0.9,
+        valid_from=day(8),
+        embedding=new_vector,
+    )
+    hits = [Hit(older, 0.61, ScoreParts(), "reliable"), Hit(newer, 0.59, ScoreParts(), "reliable")]
+
+    order = [h.memory for h in _newer_first(hits)]
+
+    assert order == ([newer, older] if newer_first else [older, newer])
+
+
+def test_lexical_candidates_that_rank_alike_are_taken_closest_in_meaning_first(workspace: Workspace) -> None:
+    from memories.embeddings import embed_text
+    from memories.recall import _filtered, _lexical_candidates
+
+    topics = ["billing invoices", "the login page", "search filters", "the mobile app", "CSV exports"]
+    for topic in topics:
+        remember(workspace, f"Ticket ZX-81 is about {topic}")
+    calendar = remember(workspace, "Ticket ZX-81 is about the team calendar")
+    query = "ZX-81 calendar invites"
+
+    (first,) = _lexical_candidates(_filtered(workspace, RecallQuery(query=query)), "ZX-81", 1, embed_text(query))
+
+    # Each fact matches the one rare word once, so all rank alike: meaning decides, not row order.
+    assert first.pk == calendar.pk
+
+
 def test_words_common_to_much_of_the_workspace_fetch_no_lexical_candidates(workspace: Workspace) -> None:
     from django.db import connection
 
