@@ -33,6 +33,8 @@ from workspaces.models import Workspace
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+    from memories.embeddings import Embedder
+
 logger = logging.getLogger(__name__)
 
 # Fields a memory is created with; the audit row records them.
@@ -393,15 +395,11 @@ def memories_embed_pending(*, first_id: uuid.UUID | None = None, limit: int | No
         batch += list(others.order_by("recorded_at").only("id", "text", "workspace_id")[: limit - len(batch)])
         if not batch:
             return 0
-        vectors = embedder.embed([m.text for m in batch])
-        now = timezone.now()
-        for memory, vector in zip(batch, vectors, strict=True):
-            memory.embedding = vector
+        now = _embed_into(batch, embedder)
+        for memory in batch:
             memory.status = Status.ACTIVE
-            memory.embedded_at = now
-            memory.embedding_model = embedder.name
             memory.updated_at = now
-        Memory.objects.bulk_update(batch, ["embedding", "status", "embedded_at", "embedding_model", "updated_at"])
+        Memory.objects.bulk_update(batch, [*EMBEDDING_FIELDS, "status", "updated_at"])
         _record_embedded(batch)
         embedded_ids = [m.pk for m in batch]
         transaction.on_commit(lambda: _enqueue_detection(embedded_ids))
@@ -431,14 +429,23 @@ def memories_reembed_stale(*, limit: int | None = None) -> int:
             memories_stale_embeddings().select_for_update(skip_locked=True).order_by("pk").only("id", "text")[:limit]
         )
         if batch:
-            vectors = embedder.embed([m.text for m in batch])
-            now = timezone.now()
-            for memory, vector in zip(batch, vectors, strict=True):
-                memory.embedding = vector
-                memory.embedded_at = now
-                memory.embedding_model = embedder.name
-            Memory.objects.bulk_update(batch, ["embedding", "embedded_at", "embedding_model"])
+            _embed_into(batch, embedder)
+            Memory.objects.bulk_update(batch, EMBEDDING_FIELDS)
     return len(batch)
+
+
+EMBEDDING_FIELDS = ["embedding", "embedded_at", "embedding_model"]
+
+
+def _embed_into(batch: list[Memory], embedder: Embedder) -> dt.datetime:
+    """Embed the facts' texts into their ``EMBEDDING_FIELDS`` (not saved); returns the time it stamped."""
+    vectors = embedder.embed([m.text for m in batch])
+    now = timezone.now()
+    for memory, vector in zip(batch, vectors, strict=True):
+        memory.embedding = vector
+        memory.embedded_at = now
+        memory.embedding_model = embedder.name
+    return now
 
 
 def _record_embedded(batch: list[Memory]) -> None:

@@ -260,7 +260,8 @@ def habit_broken(a_text: str, b_text: str) -> Habit | None:
     """
     if not (_ANY_ABSTENTION.search(a_text.lower()) or _ANY_ABSTENTION.search(b_text.lower())):
         return None  # most pairs: one search per side
-    if _opening(a_text) is None or _opening(a_text) != _opening(b_text):
+    opening = _opening(a_text)
+    if opening is None or opening != _opening(b_text):
         return None
     abstains_a, practises_a = habit_stances(a_text)
     abstains_b, practises_b = habit_stances(b_text)
