@@ -64,7 +64,7 @@ class MiniLMEmbedder:
         # follow, spinning between runs (recall p95 at 100k: 69 → 36 ms, see
         # docs/BENCHMARKS.md). Larger inputs run small batches side by side,
         # one per core, which beats one session with two threads by 20-30 %.
-        self._session = _session(model_path)
+        self._session = onnx_session(model_path)
         self._workers = threads or os.cpu_count() or 1
         self._pool: ThreadPoolExecutor | None = None
         self._tokenizer: Tokenizer = Tokenizer.from_file(str(ASSETS_DIR / "tokenizer.json"))
@@ -142,7 +142,8 @@ class OpenAIEmbedder:
         return _l2_normalise(np.asarray(rows, dtype=np.float32))
 
 
-def _session(model_path: Path) -> onnxruntime.InferenceSession:
+def onnx_session(model_path: Path) -> onnxruntime.InferenceSession:
+    """A single-threaded CPU session (``MiniLMEmbedder.__init__`` says why one thread)."""
     import onnxruntime
 
     options = onnxruntime.SessionOptions()

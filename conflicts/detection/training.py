@@ -346,20 +346,25 @@ class CrossValidation:
     bias: NDArray[np.float32]
 
 
-def cross_validate(
+@dataclass
+class OutOfFold:
+    """Every pair's probabilities from a network that never saw its fold (offsets tuned on the other folds too)."""
+
+    probs: NDArray[np.float32]
+    log_probs: NDArray[np.float32]  # temperature-scaled, before the label offsets
+    temperature: float
+    folds: NDArray[np.int64]
+
+
+def out_of_fold(
     x: NDArray[np.float32],
     pairs: list[LabelledPair],
     groups: list[str],
-    signals: list[rules.RuleSignals],
     config: TrainConfig,
     *,
     log: Callable[[str], None] = print,
-) -> CrossValidation:
-    """Grouped k-fold: out-of-fold logits for every pair, a temperature and label offsets fitted on them.
-
-    The reported figures are nested: each fold is scored with offsets tuned on
-    the other folds only, so nothing is scored by a knob that saw it.
-    """
+) -> OutOfFold:
+    """Grouped k-fold: out-of-fold logits for every pair, then a temperature and nested label offsets."""
     y = labels_of(pairs)
     w = sample_weights(pairs, config)
     folds = np.array([fold_of(g, config.folds) for g in groups])
@@ -375,7 +380,14 @@ def cross_validate(
     adjusted = log_probs.copy()
     for f in range(config.folds):
         adjusted[folds == f] += tune_bias(log_probs[folds != f], y[folds != f])
-    probs = softmax(adjusted)
+    return OutOfFold(probs=softmax(adjusted), log_probs=log_probs, temperature=temperature, folds=folds)
+
+
+def held_out_report(
+    probs: NDArray[np.float32], pairs: list[LabelledPair], signals: list[rules.RuleSignals], temperature: float
+) -> dict[str, Any]:
+    """Scores of out-of-fold probabilities, per source and overall, with their calibration."""
+    y = labels_of(pairs)
     decided = decide(probs, signals)
     items = [
         Scored(gold=p.label, source=p.source, relation=rel, current=cur)
@@ -392,7 +404,29 @@ def cross_validate(
         "log_loss": round(float(-np.mean(np.log(np.clip(probs[np.arange(len(y)), y], 1e-12, None)))), 4),
         "expected_calibration_error": round(expected_calibration_error(probs, y), 4),
     }
-    return CrossValidation(report=report, temperature=temperature, bias=tune_bias(log_probs, y))
+    return report
+
+
+def cross_validate(
+    x: NDArray[np.float32],
+    pairs: list[LabelledPair],
+    groups: list[str],
+    signals: list[rules.RuleSignals],
+    config: TrainConfig,
+    *,
+    log: Callable[[str], None] = print,
+) -> CrossValidation:
+    """Held-out figures, and the temperature and label offsets to ship.
+
+    The reported figures are nested: each fold is scored with offsets tuned on
+    the other folds only, so nothing is scored by a knob that saw it.
+    """
+    oof = out_of_fold(x, pairs, groups, config, log=log)
+    return CrossValidation(
+        report=held_out_report(oof.probs, pairs, signals, oof.temperature),
+        temperature=oof.temperature,
+        bias=tune_bias(oof.log_probs, labels_of(pairs)),
+    )
 
 
 # ---------------------------------------------------------------- shipping
