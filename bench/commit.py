@@ -43,10 +43,9 @@ import django  # noqa: E402
 django.setup()
 
 from django.conf import settings  # noqa: E402
-from django.core.management import call_command  # noqa: E402
 from django.db import connection  # noqa: E402
 
-from bench.common import cpu_model, free_port, gunicorn, load_average, percentile, verdict  # noqa: E402
+from bench.common import cpu_model, free_port, gunicorn, load_average, migrate_database, percentile, verdict  # noqa: E402
 from memories.embeddings import DIMENSIONS, get_embedder  # noqa: E402
 from memories.models import Memory, Status  # noqa: E402
 from memories.services import memories_embed_pending  # noqa: E402
@@ -457,7 +456,7 @@ def main() -> int:
     parser.add_argument("--embed-texts", type=int, default=2000, help="texts for the raw embedder run")
     args = parser.parse_args()
 
-    call_command("migrate", interactive=False, verbosity=0)
+    migrate_database()
     workspace, _ = workspace_get_or_create(slug=WORKSPACE_SLUG, name="Commit benchmark")
     seed(workspace, args.memories)
     index_mb = hnsw_size_mb()

@@ -15,6 +15,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def migrate_database() -> None:
+    """The schema as ``make run`` leaves it: a fresh checkout's embedded database has none yet."""
+    from django.core.management import call_command
+
+    call_command("migrate", interactive=False, verbosity=0)
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     """Nearest-rank percentile; 0 for no values."""
     if not values:

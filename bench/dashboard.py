@@ -44,7 +44,7 @@ from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from bench.common import percentile  # noqa: E402
+from bench.common import migrate_database, percentile  # noqa: E402
 from conflicts.models import CardFact, CardKind, CardState, ConflictCard, Severity  # noqa: E402
 from memories.models import Kind, Memory, Reliability, Status  # noqa: E402
 from workspaces.models import Role, Workspace  # noqa: E402
@@ -147,6 +147,7 @@ def main() -> int:
     parser.add_argument("--answers", type=int, default=60)
     args = parser.parse_args()
     rng = random.Random(6)
+    migrate_database()
     # The manifest static storage (as in production) needs collected files, as `make run` does.
     call_command("collectstatic", interactive=False, verbosity=0)
 

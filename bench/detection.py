@@ -35,7 +35,7 @@ django.setup()
 from django.db import transaction  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from bench.common import load_average, p50_p95  # noqa: E402
+from bench.common import load_average, migrate_database, p50_p95  # noqa: E402
 from bench.recall import embed_cached, generate_corpus, seed, size_label  # noqa: E402
 from conflicts.detection.pipeline import detect  # noqa: E402
 from conflicts.ingestion import _draft  # noqa: E402
@@ -106,7 +106,7 @@ def main() -> int:
     sizes = [int(s) for s in args.sizes.split(",")]
     corpus_size = max(sizes)
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores; {timezone.now():%Y-%m-%d}")
-
+    migrate_database()
     workspaces = {size: workspace_of(size, corpus_size) for size in sizes}
     print(f"\n== ingestion check against {corpus_size:,} memories (load {load_average()})", flush=True)
     check = ingestion_check(workspaces[corpus_size], args.facts, corpus_size)

@@ -56,12 +56,20 @@ import django  # noqa: E402
 
 django.setup()
 
-from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 from django.db.models import QuerySet  # noqa: E402
 from pgvector.django import CosineDistance  # noqa: E402
 
-from bench.common import cpu_model, free_port, gunicorn, load_average, p50_p95, percentile, verdict  # noqa: E402
+from bench.common import (  # noqa: E402
+    cpu_model,
+    free_port,
+    gunicorn,
+    load_average,
+    migrate_database,
+    p50_p95,
+    percentile,
+    verdict,
+)
 from memories.embeddings import DIMENSIONS, embed_text, get_embedder  # noqa: E402
 from memories.models import Memory, Reliability, Status  # noqa: E402
 
@@ -1357,7 +1365,7 @@ def main() -> int:
     args = parser.parse_args()
     sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
 
-    call_command("migrate", interactive=False, verbosity=0)
+    migrate_database()
     loads = [load_average()]
     print(f"load average at start: {loads[0]}")
     largest = max(sizes + ([IDENTIFIER_FILLER] if not args.skip_quality else []))
