@@ -9,6 +9,8 @@
 2. Detective runs (issue 5): one offline run of the narrative detective over
    workspaces of 10k and 100k facts (forgetting-curve sample, capped), inside
    a transaction that is rolled back. Target: < 10 s at 10k, flat to 100k.
+3. The cross-encoder's own cost: one onnxruntime pass over 1, 3 and 10 pairs
+   of short facts, one thread — what a second reading adds to a check.
 
 The workspaces are the recall benchmark's (``bench-recall-10k``/``-100k``):
 realistic synthetic facts with real embeddings, seeded by ``bench/recall.py``'s
@@ -37,6 +39,7 @@ from django.utils import timezone  # noqa: E402
 
 from bench.common import load_average, migrate_database, p50_p95  # noqa: E402
 from bench.recall import embed_cached, generate_corpus, seed, size_label  # noqa: E402
+from conflicts.detection.cross_encoder import CrossEncoder  # noqa: E402
 from conflicts.detection.pipeline import detect  # noqa: E402
 from conflicts.ingestion import _draft  # noqa: E402
 from conflicts.models import DetectiveRun  # noqa: E402
@@ -84,6 +87,28 @@ def ingestion_check(workspace: Workspace, count: int, corpus_size: int) -> dict[
     return {"facts": count, "total": total, "without_embedding": without_embedding, "findings": findings}
 
 
+def cross_encoder_passes() -> dict[int, list[float]]:
+    """Milliseconds for one single-threaded pass over 1, 3 and 10 pairs of short facts (30 runs each)."""
+    reader = CrossEncoder(threads=1)
+    facts = [
+        "The API rate limit is 1,000 requests per second per key.",
+        "We deploy the billing service every Tuesday after the standup.",
+        "Maria moved to Lisbon in March and works remotely for Acme.",
+        "Nightly backups are kept for 30 days in the eu-west bucket.",
+    ]
+    out: dict[int, list[float]] = {}
+    for n in (1, 3, 10):
+        pairs = [(facts[i % 4], facts[(i + 1) % 4]) for i in range(n)]
+        reader.probabilities(pairs)
+        times = []
+        for _ in range(30):
+            started = time.perf_counter()
+            reader.probabilities(pairs)
+            times.append((time.perf_counter() - started) * 1000)
+        out[n] = times
+    return out
+
+
 def detective(workspace: Workspace) -> DetectiveRun:
     """One offline run, rolled back afterwards so the workspace stays as it was."""
     result: DetectiveRun | None = None
@@ -111,6 +136,9 @@ def main() -> int:
     print(f"\n== ingestion check against {corpus_size:,} memories (load {load_average()})", flush=True)
     check = ingestion_check(workspaces[corpus_size], args.facts, corpus_size)
 
+    print(f"== cross-encoder passes (load {load_average()})", flush=True)
+    passes = cross_encoder_passes()
+
     runs = {}
     for size, workspace in workspaces.items():
         print(f"== detective run over {size:,} facts (load {load_average()})", flush=True)
@@ -120,6 +148,9 @@ def main() -> int:
     print(f"| ingestion check, p50 / p95, with embedding ({corpus_size:,} memories) | {p50_p95(check['total'])} |")
     print(f"| ingestion check, p50 / p95, embedding excluded | {p50_p95(check['without_embedding'])} |")
     print(f"| clashes reported for {check['facts']} new facts | {check['findings']} |")
+    for n, times in passes.items():
+        pairs = f"{n} pair{'s' if n > 1 else ''}"
+        print(f"| cross-encoder pass, {pairs} of short facts, one thread, p50 / p95 | {p50_p95(times)} |")
     for size, run in runs.items():
         print(
             f"| detective run over {size:,} facts | {run.seconds:.2f} s, read {run.facts_read:,} of "

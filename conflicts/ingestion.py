@@ -82,7 +82,10 @@ def _draft(workspace: Workspace, actor: Actor, data: MemoryInput, vector: object
 def _apply_supersede_mode(memory: Memory, findings: list[Finding], actor: Actor) -> Literal["superseded", "merged"]:
     """The agent says its new fact is current: it replaces what it clashes with."""
     tracker = Tracker()
-    duplicate = next((f for f in findings if f.verdict.relation == Relation.DUPLICATE), None)
+    # A "duplicate" stating another number, version or date is no duplicate to keep the old one of.
+    duplicate = next(
+        (f for f in findings if f.verdict.relation == Relation.DUPLICATE and not f.verdict.values_differ), None
+    )
     if duplicate is not None:
         # Same meaning as a fact already held: keep the old one, record the new one as merged into it.
         existing = duplicate.other

@@ -104,6 +104,9 @@ def conflict_resolve(
             return Resolution("none")
         older, newer = locked_older, locked_newer
         if verdict.relation == Relation.DUPLICATE:
+            if verdict.values_differ:
+                # "The rate limit is 1,000 req/s" and "… 500 req/s" read alike; merging would drop a value.
+                return _record(older, newer, verdict, context, actor)
             return _merge_duplicate(older, newer, verdict, actor)
         if verdict.relation == Relation.TEMPORAL_CHANGE:
             return _temporal_change(older, newer, verdict, context, actor)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from pathlib import Path
@@ -65,42 +66,25 @@ class MiniLMEmbedder:
         # docs/BENCHMARKS.md). Larger inputs run small batches side by side,
         # one per core, which beats one session with two threads by 20-30 %.
         self._session = onnx_session(model_path)
-        self._workers = threads or os.cpu_count() or 1
-        self._pool: ThreadPoolExecutor | None = None
+        self._batches = SideBySide(batch_size, threads, name="embedder")
         self._tokenizer: Tokenizer = Tokenizer.from_file(str(ASSETS_DIR / "tokenizer.json"))
         # The vendored file pads every input to 128 tokens; padding to the
         # longest text of the batch is several times faster for short facts.
         self._tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 - not a secret
         self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        self._batch_size = batch_size
         # An InferenceSession is thread-safe, the tokenizer's padding state is not.
         self._lock = threading.Lock()
 
     def embed(self, texts: list[str]) -> NDArray[np.float32]:
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
-        # Sorting by length keeps each batch's padding short.
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        batches = [order[start : start + self._batch_size] for start in range(0, len(order), self._batch_size)]
         out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
 
         def run(indices: list[int]) -> None:
             out[indices] = self._embed_batch([texts[i] for i in indices])
 
-        if len(batches) == 1 or self._workers == 1:
-            for indices in batches:
-                run(indices)
-        else:
-            # Threads are enough: onnxruntime releases the GIL while it runs.
-            list(self._thread_pool().map(run, batches))
+        self._batches.run([len(t) for t in texts], run)
         return out
-
-    def _thread_pool(self) -> ThreadPoolExecutor:
-        # Made on first use, so a process forked after loading the model gets its own.
-        with self._lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="embedder")
-            return self._pool
 
     def _embed_batch(self, texts: list[str]) -> NDArray[np.float32]:
         with self._lock:
@@ -115,6 +99,39 @@ class MiniLMEmbedder:
         mask = attention[:, :, None].astype(np.float32)
         pooled = (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
         return _l2_normalise(pooled.astype(np.float32))
+
+
+class SideBySide:
+    """Runs a model over many inputs: batches of similar length, one batch per core at a time.
+
+    Sorting by length keeps each batch's padding short. Threads are enough:
+    onnxruntime releases the GIL while it runs, and each single-threaded
+    session call takes one core (``onnx_session`` says why one thread).
+    """
+
+    def __init__(self, batch_size: int, workers: int | None = None, *, name: str) -> None:
+        self.batch_size = batch_size
+        self.workers = workers or os.cpu_count() or 1
+        self._name = name
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def run(self, lengths: list[int], run_batch: Callable[[list[int]], None]) -> None:
+        """Call ``run_batch`` with the indices of each batch; ``lengths`` orders them."""
+        order = sorted(range(len(lengths)), key=lengths.__getitem__)
+        batches = [order[start : start + self.batch_size] for start in range(0, len(order), self.batch_size)]
+        if len(batches) <= 1 or self.workers == 1:
+            for indices in batches:
+                run_batch(indices)
+        else:
+            list(self._thread_pool().map(run_batch, batches))
+
+    def _thread_pool(self) -> ThreadPoolExecutor:
+        # Made on first use, so a process forked after loading the model gets its own.
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.workers, thread_name_prefix=self._name)
+            return self._pool
 
 
 class OpenAIEmbedder:

@@ -6,8 +6,14 @@ times when each became true, optional precomputed embeddings. Output: one of
 temperature-calibrated probabilities, which side is current for a temporal
 change, and the tier-0 rule reasons as evidence.
 
+Two readings: a numpy network over the facts' MiniLM vectors and the rule
+features decides every pair; where it sees a possible duplicate, the
+cross-encoder (``cross_encoder.py``) reads the two texts together and its
+probabilities are mixed in (``cross_encoder.second_reading``).
+
 The weights (``weights/detector.npz``, metadata in ``detector.json``) are made
-by ``python manage.py train_detector`` and loaded once per process, lazily.
+by ``python manage.py train_detector``, the cross-encoder's by
+``python manage.py train_cross_encoder``; both load once per process, lazily.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
-from conflicts.detection import rules
+from conflicts.detection import cross_encoder, rules
 from conflicts.detection.dataset import LABELS
 from conflicts.detection.features import build_matrix
 from conflicts.detection.training import RELATION_OF_LABEL, Model, apply_rules, load_model
@@ -35,6 +41,8 @@ if TYPE_CHECKING:
 
 WEIGHTS_PATH = Path(__file__).parent / "weights" / "detector.npz"
 TIER = "classifier"
+# A verdict the cross-encoder had a say in: Insights counts its precision apart.
+TIER_READ = "cross_encoder"
 # Facts that share no subject words (by the rules) are only the same subject when
 # the model is this sure they conflict ("I play soccer" / "I do not like sports");
 # below it, long texts that merely share vocabulary never invalidate each other.
@@ -66,6 +74,7 @@ class Prediction:
     probabilities: dict[str, float]  # by relation value; sums to 1
     current: Literal["a", "b"] | None  # the side that holds now, for a temporal change
     signals: rules.RuleSignals
+    read_together: bool = False  # the cross-encoder read this pair too
 
     @property
     def reasons(self) -> tuple[str, ...]:
@@ -83,11 +92,12 @@ class Prediction:
         return Verdict(
             relation=self.relation,
             probability=self.probability,
-            tier=TIER,
+            tier=TIER_READ if self.read_together else TIER,
             current=self.current,
             same_subject=self.signals.same_subject
             or (self.relation != Relation.COMPATIBLE and self.probability >= SURE_WITHOUT_SHARED_WORDS),
             announced=self.announced,
+            values_differ=self.signals.stated_values_differ,
             reasons=self.reasons,
             probabilities=dict(self.probabilities),
         )
@@ -134,8 +144,13 @@ def embeddings_for(pairs: Sequence[PairInput], embedder: str) -> tuple[NDArray[n
     return ua.astype(np.float32), ub.astype(np.float32)
 
 
-def classify_pairs(pairs: Sequence[PairInput], *, weights: Path = WEIGHTS_PATH) -> list[Prediction]:
-    """Classify a batch of pairs (batching makes embedding much cheaper per pair)."""
+def classify_pairs(
+    pairs: Sequence[PairInput], *, weights: Path = WEIGHTS_PATH, reader: Path | None = cross_encoder.WEIGHTS_PATH
+) -> list[Prediction]:
+    """Classify a batch of pairs (batching makes embedding much cheaper per pair).
+
+    ``reader`` is the cross-encoder consulted on possible duplicates; ``None`` leaves the network alone.
+    """
     if not pairs:
         return []
     detector = load_detector(weights)
@@ -150,10 +165,17 @@ def classify_pairs(pairs: Sequence[PairInput], *, weights: Path = WEIGHTS_PATH) 
         embeddings=detector.embeddings,
         hashed=detector.hashed,
     )
-    probs = apply_rules(detector.model.probabilities(x), signals).astype(np.float64)
+    network = detector.model.probabilities(x)
+    read = np.zeros(len(pairs), dtype=bool)
+    if reader is not None:
+        cross = cross_encoder.load_cross_encoder(reader)
+        read, network = cross_encoder.second_reading(
+            network, lambda rows: cross.probabilities([(pairs[i].a_text, pairs[i].b_text) for i in rows])
+        )
+    probs = apply_rules(network, signals).astype(np.float64)
     probs /= probs.sum(axis=1, keepdims=True)
     out = []
-    for row, s in zip(probs, signals, strict=True):
+    for row, s, read_together in zip(probs, signals, read, strict=True):
         best = int(np.argmax(row))
         relation = RELATION_OF_LABEL[LABELS[best]]
         current: Literal["a", "b"] | None = None
@@ -167,6 +189,7 @@ def classify_pairs(pairs: Sequence[PairInput], *, weights: Path = WEIGHTS_PATH) 
                 probabilities={RELATION_OF_LABEL[label].value: float(p) for label, p in zip(LABELS, row, strict=True)},
                 current=current,
                 signals=s,
+                read_together=bool(read_together),
             )
         )
     return out

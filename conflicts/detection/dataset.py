@@ -23,6 +23,16 @@ class PairsFileError(ValueError):
 
 
 @dataclass(frozen=True)
+class TrainingData:
+    """The files both trained models learn from, and where their embedding cache lives."""
+
+    pairs: Path
+    dialogues: Path | None
+    domain: Path | None
+    cache: Path
+
+
+@dataclass(frozen=True)
 class LabelledPair:
     id: str
     a: str

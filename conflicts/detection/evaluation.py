@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conflicts.detection.cross_encoder import WEIGHTS_PATH as READER_PATH
 from conflicts.detection.dataset import LabelledPair
 from conflicts.detection.verdict import Relation
 
@@ -94,11 +95,18 @@ def _rate_without(items: list[Scored], pairs_per_second: float, embedded_seconds
     return len(items) / remaining if remaining > 0 else 0.0
 
 
-def evaluate_pairs(pairs: list[LabelledPair], *, baseline: bool = False, weights: Path | None = None) -> dict[str, Any]:
+def evaluate_pairs(
+    pairs: list[LabelledPair],
+    *,
+    baseline: bool = False,
+    weights: Path | None = None,
+    reader: Path | None = READER_PATH,
+) -> dict[str, Any]:
     """Classify every pair (embedding included in the timing) and score it.
 
     Each distinct text is embedded once, in one batch, as the pipeline would
     with stored embeddings; ``baseline`` scores the cosine + negation-parity rule instead.
+    ``reader`` is the cross-encoder the classifier consults (``None``: the network alone).
     """
     from conflicts.detection.baseline import BASELINE_EMBEDDER, baseline_relations
     from conflicts.detection.classifier import WEIGHTS_PATH, PairInput, classify_pairs, embeddings_for, load_detector
@@ -110,7 +118,11 @@ def evaluate_pairs(pairs: list[LabelledPair], *, baseline: bool = False, weights
     if baseline:
         baseline_relations(warm)
     else:
-        classify_pairs(warm, weights=weights or WEIGHTS_PATH)
+        classify_pairs(warm, weights=weights or WEIGHTS_PATH, reader=reader)
+        if reader is not None:
+            from conflicts.detection.cross_encoder import load_cross_encoder
+
+            load_cross_encoder(reader)
     started = time.perf_counter()
     inputs = [PairInput(p.a, p.b, p.a_time, p.b_time) for p in pairs]
     ua, ub = embeddings_for(inputs, BASELINE_EMBEDDER if baseline else load_detector(weights or WEIGHTS_PATH).embedder)
@@ -121,7 +133,7 @@ def evaluate_pairs(pairs: list[LabelledPair], *, baseline: bool = False, weights
         relations = baseline_relations(inputs)
         items = [Scored(p.label, p.source, r, None) for p, r in zip(pairs, relations, strict=True)]
     else:
-        predictions = classify_pairs(inputs, weights=weights or WEIGHTS_PATH)
+        predictions = classify_pairs(inputs, weights=weights or WEIGHTS_PATH, reader=reader)
         items = [Scored(p.label, p.source, r.relation, r.current) for p, r in zip(pairs, predictions, strict=True)]
     elapsed = time.perf_counter() - started
     return score(

@@ -549,6 +549,16 @@ class RuleSignals:
         return self.number_mismatch or self.version_mismatch or self.date_mismatch
 
     @property
+    def stated_values_differ(self) -> bool:
+        """The two state different numbers, versions or dates — what makes merging them lose a value.
+
+        Stricter than ``value_differs`` (a classifier input, fixed by the shipped weights) about
+        units: a number's unit counts only when both sides give one, so "1,000 requests per
+        second" and "1,000 req/s" agree while "10 GB" and "10 TB" do not.
+        """
+        return self.version_mismatch or self.date_mismatch or (self.same_subject and _amounts_differ(self))
+
+    @property
     def temporal_cue(self) -> bool:
         return bool(self.change_markers_a or self.change_markers_b or self.past_markers_a or self.past_markers_b)
 
@@ -655,6 +665,24 @@ def _frame_overlap(wa: list[str], wb: list[str]) -> float:
     while suffix < shorter - prefix and wa[-1 - suffix] == wb[-1 - suffix]:
         suffix += 1
     return (prefix + suffix) / shorter
+
+
+def _amounts(numbers: tuple[str, ...]) -> dict[str, set[str]]:
+    """``("1000req", "30")`` → ``{"1000": {"req"}, "30": set()}``: each value with the units given it."""
+    out: dict[str, set[str]] = {}
+    for number in numbers:
+        value = number.rstrip("abcdefghijklmnopqrstuvwxyz%")
+        out.setdefault(value, set()).update({number[len(value) :]} - {""})
+    return out
+
+
+def _amounts_differ(signals: RuleSignals) -> bool:
+    a, b = _amounts(signals.numbers_a), _amounts(signals.numbers_b)
+    if not a or not b:
+        return False
+    if set(a) != set(b):
+        return True
+    return any(a[value] and b[value] and not a[value] & b[value] for value in a)
 
 
 def _differ(xs: list[str], ys: list[str]) -> bool:

@@ -25,7 +25,9 @@ class Verdict:
     change; ``same_subject`` is False when the facts only share words, and then
     neither may invalidate the other; ``announced`` is True when the current
     side says itself that something changed ("moved to", "switched", "no
-    longer", or "used to" on the other side).
+    longer", or "used to" on the other side); ``values_differ`` is True when the
+    rules found numbers, versions or dates that differ between the two — then a
+    "duplicate" is too unsafe to merge (news paraphrases differ in figures; facts do not).
     """
 
     relation: Relation
@@ -34,6 +36,7 @@ class Verdict:
     current: Literal["a", "b"] | None = None
     same_subject: bool = True
     announced: bool = False
+    values_differ: bool = False
     reasons: tuple[str, ...] = ()
     reasoning: str = ""
     probabilities: dict[str, float] = field(default_factory=dict)

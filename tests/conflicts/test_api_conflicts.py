@@ -88,6 +88,19 @@ def test_supersede_merges_a_duplicate_into_the_existing_fact(agent: AgentClient,
     assert Memory.objects.get(pk=old.pk).reinforcement_count == 1
 
 
+def test_supersede_replaces_a_duplicate_that_states_another_value(agent: AgentClient, script: dict[Any, Any]) -> None:
+    old = remember(agent.workspace, "The rate limit is 1000 req/s", valid_from=day(1))
+    script[(old.text, "The rate limit is 500 req/s")] = scripted(Relation.DUPLICATE, values_differ=True)
+
+    body = agent.post("/memories", {"text": "The rate limit is 500 req/s", "on_conflict": "supersede"}).json()
+
+    # Merging would keep 1000 and drop the 500 the agent says is current.
+    assert body["action"] == "superseded"
+    assert body["status"] == "active"
+    old.refresh_from_db()
+    assert str(old.superseded_by_id) == body["id"]
+
+
 def test_supersede_never_touches_a_fact_about_another_subject(agent: AgentClient, script: dict[Any, Any]) -> None:
     other = remember(agent.workspace, "Ana lives in Porto", key="ana_home", valid_from=day(1))
     script[(other.text, "Ana works in Lisbon")] = scripted(Relation.TEMPORAL_CHANGE, current="b")

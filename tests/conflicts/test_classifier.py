@@ -130,6 +130,12 @@ def test_facts_sharing_no_subject_invalidate_each_other_only_when_the_model_is_s
     assert prediction.verdict().same_subject is same_subject
 
 
+def test_a_verdict_says_when_the_facts_state_different_values() -> None:
+    limit = "The public API rate limit is 1,000 requests per second."
+    assert classify(limit, "The public API rate limit is 500 requests per second.").verdict().values_differ
+    assert not classify(limit, "We cap the public API at 1,000 requests per second.").verdict().values_differ
+
+
 def test_a_change_is_announced_by_the_current_side() -> None:
     from conflicts.detection import rules
     from conflicts.detection.classifier import Prediction

@@ -58,3 +58,13 @@ def test_the_baseline_never_finds_an_update() -> None:
 def test_a_bad_file_is_a_command_error_naming_the_line(name: str, message: str) -> None:
     with pytest.raises(CommandError, match=message):
         run(str(FIXTURES / name))
+
+
+def test_the_network_can_be_scored_without_its_second_reading() -> None:
+    text = run(str(FIXTURES / "pairs-small.jsonl"), "--no-cross-encoder")
+    assert "9 pairs, offline detector, network alone" in text
+
+
+def test_a_missing_cross_encoder_file_is_a_command_error(tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match="no such file"):
+        run(str(FIXTURES / "pairs-small.jsonl"), "--cross-encoder", str(tmp_path / "none.onnx"))

@@ -247,6 +247,19 @@ def test_a_sure_duplicate_is_merged_into_the_older_fact(workspace: Workspace) ->
     assert Memory.objects.get(pk=first.pk).reinforcement_count == 1
 
 
+def test_a_duplicate_stating_another_value_is_recorded_not_merged(workspace: Workspace) -> None:
+    first = remember(workspace, "The public API rate limit is 1,000 requests per second", valid_from=day(1))
+    again = remember(workspace, "The public API rate limit is 500 requests per second", valid_from=day(2))
+
+    assert resolve(first, again, verdict(Relation.DUPLICATE, p=0.97, values_differ=True)) == "recorded"
+
+    assert [m.status for m in Memory.objects.filter(pk__in=[first.pk, again.pk])] == ["active", "active"]
+    assert not Link.objects.filter(rel="merged_into").exists()
+    uncertainty = Uncertainty.objects.get()
+    assert {uncertainty.memory_a_id, uncertainty.memory_b_id} == {first.pk, again.pk}
+    assert uncertainty.state == "open"
+
+
 def test_an_unsure_duplicate_is_left_alone(workspace: Workspace) -> None:
     first = remember(workspace, "Support hours are 9 to 5", valid_from=day(1))
     again = remember(workspace, "Support is open from 9 to 5", valid_from=day(2))

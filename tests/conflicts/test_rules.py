@@ -224,3 +224,18 @@ def test_a_broken_habit_is_named_among_the_reasons() -> None:
     signals = analyse("User is teetotal.", "User orders a gin and tonic at every wedding.")
 
     assert "broken habit: doesn't drink alcohol, yet drinks" in signals.reasons
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "differ"),
+    [
+        ("The rate limit is 1,000 requests per second.", "We cap the API at 1,000 req/s.", False),
+        ("The rate limit is 1,000 req/s.", "The rate limit is 500 req/s.", True),
+        ("The quota is 10 GB per user.", "The quota is 10 TB per user.", True),
+        ("We run Python 3.11 in production.", "We run Python 3.12 in production.", True),
+        ("The launch is on 2024-03-24.", "The launch is on 2024-03-31.", True),
+        ("Support is open 9 to 5.", "Support is open from 9 to 5 on weekdays.", False),
+    ],
+)
+def test_stated_values_differ_by_value_and_by_units_both_sides_give(a: str, b: str, differ: bool) -> None:
+    assert analyse(a, b).stated_values_differ is differ

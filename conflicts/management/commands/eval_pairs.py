@@ -6,6 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from conflicts.detection.cross_encoder import WEIGHTS_PATH as READER_PATH
 from conflicts.detection.dataset import PairsFileError, read_pairs
 from conflicts.detection.evaluation import SCORED, evaluate_pairs
 
@@ -23,19 +24,31 @@ class Command(BaseCommand):
             "--baseline", action="store_true", help="score the MiniLM cosine ≥ 0.80 + negation-parity baseline instead"
         )
         parser.add_argument("--weights", type=Path, default=None, help="a detector.npz other than the shipped one")
+        parser.add_argument(
+            "--cross-encoder", type=Path, default=READER_PATH, help="a cross_encoder.onnx other than the shipped one"
+        )
+        parser.add_argument(
+            "--no-cross-encoder",
+            action="store_true",
+            help="the network alone: no second reading of possible duplicates",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             pairs = read_pairs(options["file"])
         except PairsFileError as exc:
             raise CommandError(str(exc)) from exc
-        if options["weights"] is not None and not options["weights"].is_file():
-            raise CommandError(f"{options['weights']}: no such file")
-        report = evaluate_pairs(pairs, baseline=options["baseline"], weights=options["weights"])
+        reader = None if options["no_cross_encoder"] else options["cross_encoder"]
+        for path in (options["weights"], reader):
+            if path is not None and not path.is_file():
+                raise CommandError(f"{path}: no such file")
+        report = evaluate_pairs(pairs, baseline=options["baseline"], weights=options["weights"], reader=reader)
         if options["json"]:
             self.stdout.write(json.dumps(report, indent=2))
             return
-        what = "baseline (cosine ≥ 0.80 + negation parity)" if options["baseline"] else "offline detector"
+        what = "offline detector" + ("" if reader else ", network alone")
+        if options["baseline"]:
+            what = "baseline (cosine ≥ 0.80 + negation parity)"
         self.stdout.write(
             f"{len(pairs)} pairs, {what}, {report['pairs_per_second']:.0f} pairs/s embedding included"
             f" ({report['pairs_per_second_embeddings_given']:.0f} pairs/s with the embeddings given)"

@@ -5,20 +5,13 @@ import os
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from conflicts.detection.classifier import WEIGHTS_PATH
-from conflicts.detection.dataset import DOMAIN_PAIRS, PairsFileError
+from conflicts.detection.dataset import PairsFileError
 from conflicts.detection.embedcache import EmbeddingCache
 from conflicts.detection.training import TrainConfig, train
-
-
-def _default_eval_dir() -> Path:
-    for candidate in (settings.BASE_DIR / "shared" / "eval", settings.BASE_DIR.parent / "shared" / "eval"):
-        if candidate.is_dir():
-            return candidate
-    return settings.BASE_DIR / "shared" / "eval"
+from conflicts.management.training_data import add_training_data_arguments, training_data
 
 
 class Command(BaseCommand):
@@ -28,14 +21,8 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        eval_dir = _default_eval_dir()
-        parser.add_argument("--pairs", type=Path, default=eval_dir / "pairs-dev.jsonl")
-        parser.add_argument("--dialogues", type=Path, default=eval_dir / "decode-human-bot.jsonl")
-        parser.add_argument("--domain", type=Path, default=DOMAIN_PAIRS)
-        parser.add_argument("--no-dialogues", action="store_true", help="train without DECODE persona pairs")
-        parser.add_argument("--no-domain", action="store_true", help="train without our domain pairs")
+        add_training_data_arguments(parser)
         parser.add_argument("--out", type=Path, default=WEIGHTS_PATH)
-        parser.add_argument("--cache", type=Path, default=Path(settings.VAR_DIR) / "cache" / "detector")
         parser.add_argument("--no-cv", action="store_true", help="skip cross-validation (no held-out figures)")
         defaults = TrainConfig()
         parser.add_argument("--hidden", type=int, default=defaults.hidden, help="hidden units; 0 = logistic")
@@ -49,11 +36,7 @@ class Command(BaseCommand):
 
         if options["ensemble"] < 1:
             raise CommandError(f"--ensemble must be at least 1, not {options['ensemble']}")
-        dialogues = None if options["no_dialogues"] else options["dialogues"]
-        domain = None if options["no_domain"] else options["domain"]
-        for path in (options["pairs"], dialogues, domain):
-            if path is not None and not path.is_file():
-                raise CommandError(f"{path}: no such file")
+        data = training_data(options)
         if os.environ.get("OMP_NUM_THREADS") != "1":
             self.stderr.write("note: set OMP_NUM_THREADS=1 for bit-identical weights across machines")
         config = TrainConfig(
@@ -65,12 +48,12 @@ class Command(BaseCommand):
         )
         embedder = get_embedder().name
         # Vectors from another embedder would train a detector for inputs it never sees.
-        cache = EmbeddingCache(options["cache"] / f"embeddings-{embedder}.npz", embed_texts)
+        cache = EmbeddingCache(data.cache / f"embeddings-{embedder}.npz", embed_texts)
         try:
             metadata = train(
-                pairs_path=options["pairs"],
-                dialogue_path=dialogues,
-                domain_path=domain,
+                pairs_path=data.pairs,
+                dialogue_path=data.dialogues,
+                domain_path=data.domain,
                 out_path=options["out"],
                 embed=cache,
                 embedder=embedder,

