@@ -170,7 +170,9 @@ def classify_pairs(
     if reader is not None:
         cross = cross_encoder.load_cross_encoder(reader)
         read, network = cross_encoder.second_reading(
-            network, lambda rows: cross.probabilities([(pairs[i].a_text, pairs[i].b_text) for i in rows])
+            network,
+            lambda rows: cross.probabilities([(pairs[i].a_text, pairs[i].b_text) for i in rows]),
+            dated=np.array([s.has_times for s in signals], dtype=bool),
         )
     probs = apply_rules(network, signals).astype(np.float64)
     probs /= probs.sum(axis=1, keepdims=True)

@@ -54,6 +54,7 @@ START_TOKENIZER = "policy_nli_tokenizer/tokenizer.json"
 MAX_TOKENS = 128
 BATCH_SIZE = 16
 DUPLICATE = LABELS.index("duplicate")
+UPDATE = LABELS.index("update")
 # Where the network's duplicate probability reaches this, the pair is read again: the network
 # cannot tell a paraphrase from a near-paraphrase that changes a detail, and the cross-encoder
 # can. Below it the network is sure enough, and most pairs (and their cost) stay there.
@@ -154,19 +155,32 @@ def _softmax(logits: NDArray[np.float32]) -> NDArray[np.float32]:
 
 
 def second_reading(
-    network: NDArray[np.float32], read: Callable[[NDArray[np.int64]], NDArray[np.float32]]
+    network: NDArray[np.float32],
+    read: Callable[[NDArray[np.int64]], NDArray[np.float32]],
+    dated: NDArray[np.bool_] | None = None,
 ) -> tuple[NDArray[np.bool_], NDArray[np.float32]]:
     """Which pairs the cross-encoder reads, and every pair's probabilities after it has.
 
     ``network`` holds the classifier's probabilities (``LABELS`` order); ``read``
     gives the cross-encoder's for the rows it is handed — called once, for the
     consulted rows only, so pairs the network is sure of cost nothing more.
+    ``dated`` marks pairs whose facts carry the times they became true: the
+    cross-encoder reads text only, so whether time passed between them stays
+    the network's call (its update probability is kept, the rest mixed into
+    what remains).
     """
     consulted = network[:, DUPLICATE] >= CONSULT_FROM
     out = network.copy()
     rows = np.flatnonzero(consulted)
     if rows.size:
         out[rows] = (1.0 - READER_WEIGHT) * network[rows] + READER_WEIGHT * read(rows)
+    if dated is not None:
+        kept = np.flatnonzero(consulted & dated)
+        others = [i for i in range(len(LABELS)) if i != UPDATE]
+        rest = out[np.ix_(kept, others)]
+        share = (1.0 - network[kept, UPDATE]) / np.maximum(rest.sum(axis=1), 1e-9)
+        out[np.ix_(kept, others)] = rest * share[:, None]
+        out[kept, UPDATE] = network[kept, UPDATE]
     return consulted, out
 
 

@@ -185,3 +185,20 @@ def test_a_pair_the_network_is_sure_of_keeps_the_classifier_tier() -> None:
     prediction = classify_pairs([PairInput("Maria lives in Lisbon.", "The Berlin office opens at 9.")])[0]
     assert not prediction.read_together
     assert prediction.verdict().tier == TIER
+
+
+def test_on_dated_pairs_whether_time_passed_stays_the_network_s_call() -> None:
+    network = np.array([[0.25, 0.01, 0.20, 0.54]], dtype=np.float32)
+
+    def read(rows: np.ndarray) -> np.ndarray:
+        return np.array([[0.96, 0.04, 0.0, 0.0]], dtype=np.float32)  # text alone: "compatible"
+
+    _, undated = second_reading(network, read)
+    _, dated = second_reading(network, read, dated=np.array([True]))
+
+    assert undated[0, 3] < 0.2  # the reader's view outweighs the network's
+    assert dated[0, 3] == pytest.approx(0.54)  # the network saw the dates
+    np.testing.assert_allclose(dated.sum(axis=1), 1.0, rtol=1e-6)
+    # The other three keep the mixed proportions.
+    mixed = 0.3 * network[0, :3] + 0.7 * np.array([0.96, 0.04, 0.0])
+    np.testing.assert_allclose(dated[0, :3] / dated[0, :3].sum(), mixed / mixed.sum(), rtol=1e-5)
