@@ -176,7 +176,7 @@ def second_reading(
         out[rows] = (1.0 - READER_WEIGHT) * network[rows] + READER_WEIGHT * read(rows)
     if dated is not None:
         kept = np.flatnonzero(consulted & dated)
-        others = [i for i in range(len(LABELS)) if i != UPDATE]
+        others = np.array([i for i in range(len(LABELS)) if i != UPDATE], dtype=np.int64)
         rest = out[np.ix_(kept, others)]
         share = (1.0 - network[kept, UPDATE]) / np.maximum(rest.sum(axis=1), 1e-9)
         out[np.ix_(kept, others)] = rest * share[:, None]
