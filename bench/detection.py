@@ -9,8 +9,8 @@
 2. Detective runs (issue 5): one offline run of the narrative detective over
    workspaces of 10k and 100k facts (forgetting-curve sample, capped), inside
    a transaction that is rolled back. Target: < 10 s at 10k, flat to 100k.
-3. The cross-encoder's own cost: one onnxruntime pass over 1, 3 and 10 pairs
-   of short facts, one thread — what a second reading adds to a check.
+3. The cross-encoder's own cost: reading 1, 3 and 10 pairs (one onnxruntime run a pair)
+   of short facts on one thread — what second readings add to a check.
 
 The workspaces are the recall benchmark's (``bench-recall-10k``/``-100k``):
 realistic synthetic facts with real embeddings, seeded by ``bench/recall.py``'s

@@ -145,11 +145,16 @@ def embeddings_for(pairs: Sequence[PairInput], embedder: str) -> tuple[NDArray[n
 
 
 def classify_pairs(
-    pairs: Sequence[PairInput], *, weights: Path = WEIGHTS_PATH, reader: Path | None = cross_encoder.WEIGHTS_PATH
+    pairs: Sequence[PairInput],
+    *,
+    weights: Path = WEIGHTS_PATH,
+    reader: Path | None = cross_encoder.WEIGHTS_PATH,
+    most_read: int | None = None,
 ) -> list[Prediction]:
     """Classify a batch of pairs (batching makes embedding much cheaper per pair).
 
     ``reader`` is the cross-encoder consulted on possible duplicates; ``None`` leaves the network alone.
+    ``most_read`` caps how many pairs it reads (the likeliest duplicates); ``None``, every possible one.
     """
     if not pairs:
         return []
@@ -173,6 +178,7 @@ def classify_pairs(
             network,
             lambda rows: cross.probabilities([(pairs[i].a_text, pairs[i].b_text) for i in rows]),
             dated=np.array([s.has_times for s in signals], dtype=bool),
+            most=most_read,
         )
     probs = apply_rules(network, signals).astype(np.float64)
     probs /= probs.sum(axis=1, keepdims=True)
@@ -209,7 +215,7 @@ def stored_vector(vector: Any, embedding_model: str) -> NDArray[np.float32] | No
     return np.asarray(vector, dtype=np.float32)
 
 
-def classify_memory_pairs(pairs: list[tuple[Memory, Memory]]) -> list[Verdict]:
+def classify_memory_pairs(pairs: list[tuple[Memory, Memory]], *, most_read: int | None = None) -> list[Verdict]:
     """The pipeline's entry point: ``(older, newer)`` memories → one verdict each.
 
     World times are passed only when they differ by at least a day: a fact's
@@ -234,7 +240,7 @@ def classify_memory_pairs(pairs: list[tuple[Memory, Memory]]) -> list[Verdict]:
         )
     return [
         _left_behind(older, newer, prediction) or _corrected(older, newer, prediction) or prediction.verdict()
-        for (older, newer), prediction in zip(pairs, classify_pairs(inputs), strict=True)
+        for (older, newer), prediction in zip(pairs, classify_pairs(inputs, most_read=most_read), strict=True)
     ]
 
 

@@ -17,8 +17,8 @@ What ships where:
   package file's sha256, so no second copy lives in this repository;
 - the rest — 12 layers, the relative-position table, pooler and head — is
   ``weights/cross_encoder.onnx``: int8 weights with one scale per output
-  channel, turned back into floats when the session loads, so the arithmetic
-  is float and a pair's probabilities do not depend on the batch it runs in.
+  channel, multiplied on onnxruntime's int8 kernels, each activation quantised
+  as the graph runs (``cross_encoder_training.export``).
 
 Only ``memories/embeddings.py`` imports onnxruntime; this module borrows its
 single-threaded sessions and its ``SideBySide`` runner (one batch per core).
@@ -52,7 +52,10 @@ START_TOKENIZER = "policy_nli_tokenizer/tokenizer.json"
 # Relative positions beyond ±128 fall into DeBERTa's log buckets, which this graph does not
 # compute; facts are short, and a pair longer than this is cut from its longer side.
 MAX_TOKENS = 128
-BATCH_SIZE = 16
+# One pair per run. The graph quantises each activation with one scale for the whole input, so in a
+# batch a pair's probabilities would depend on its companions (by up to 0.35 on the dev file); alone,
+# they are the pair's own. It costs nothing: a run is all matrix products, and alone there is no padding.
+BATCH_SIZE = 1
 DUPLICATE = LABELS.index("duplicate")
 UPDATE = LABELS.index("update")
 # Where the network's duplicate probability reaches this, the pair is read again: the network
@@ -158,6 +161,8 @@ def second_reading(
     network: NDArray[np.float32],
     read: Callable[[NDArray[np.int64]], NDArray[np.float32]],
     dated: NDArray[np.bool_] | None = None,
+    *,
+    most: int | None = None,
 ) -> tuple[NDArray[np.bool_], NDArray[np.float32]]:
     """Which pairs the cross-encoder reads, and every pair's probabilities after it has.
 
@@ -167,11 +172,15 @@ def second_reading(
     ``dated`` marks pairs whose facts carry the times they became true: the
     cross-encoder reads text only, so whether time passed between them stays
     the network's call (its update probability is kept, the rest mixed into
-    what remains).
+    what remains). ``most`` caps the reads at the pairs likeliest to be
+    duplicates (ties: the earlier row).
     """
-    consulted = network[:, DUPLICATE] >= CONSULT_FROM
+    rows = np.flatnonzero(network[:, DUPLICATE] >= CONSULT_FROM)
+    if most is not None and rows.size > most:
+        rows = np.sort(rows[np.argsort(-network[rows, DUPLICATE], kind="stable")[:most]])
+    consulted = np.zeros(len(network), dtype=bool)
+    consulted[rows] = True
     out = network.copy()
-    rows = np.flatnonzero(consulted)
     if rows.size:
         out[rows] = (1.0 - READER_WEIGHT) * network[rows] + READER_WEIGHT * read(rows)
     if dated is not None:

@@ -13,8 +13,8 @@
    groups) into the four labels: AdamW, 10 % linear warm-up then decay, batches
    of 16 pairs of similar length, the word-piece table frozen as packaged.
 3. **Export** to ONNX: input the word vectors (looked up from the package's
-   table at run time), output four logits; weights stored as int8 per output
-   channel and turned back into floats when a session loads.
+   table at run time), output four logits; weights int8 per output channel,
+   matrix products on onnxruntime's int8 kernels (``export`` says more).
 
 Deterministic on one machine for a given thread count (seeded, deterministic
 algorithms, length buckets in a seeded order); a test trains twice and compares.
@@ -343,13 +343,24 @@ def probabilities_with(model: Any, encode: PairEncoder, pairs: Sequence[tuple[st
 
 
 def export(model: Any, path: Path) -> None:
-    """ONNX (``embeds``, ``attention_mask`` → ``logits``) with int8 weights per output channel, float arithmetic."""
+    """ONNX (``embeds``, ``attention_mask`` → ``logits``) for onnxruntime's int8 kernels.
+
+    Every weight matrix is rounded to int8 with one scale per output channel;
+    the matrix products then run as ``MatMulInteger``, each activation quantised
+    to uint8 as the graph runs (one scale per input tensor, which is why the
+    product reads one pair per run). Against float arithmetic: 2.5x faster on
+    this machine's cores, a pair's probabilities within 0.002 on average
+    (docs/DETECTION.md, "Second reading").
+    """
     import io
+    import logging
+    import tempfile
     import warnings
 
     import onnx
     import torch
-    from onnx import TensorProto, helper, numpy_helper
+    from onnx import numpy_helper
+    from onnxruntime.quantization import QuantType, quantize_dynamic
 
     buffer = io.BytesIO()
     example = (torch.zeros(1, 8, WIDTH), torch.ones(1, 8, dtype=torch.int64))
@@ -374,7 +385,7 @@ def export(model: Any, path: Path) -> None:
         )
     proto = onnx.load_from_string(buffer.getvalue())
     graph = proto.graph
-    unpack: list[onnx.NodeProto] = []
+    read_directly(graph)
     for initializer in list(graph.initializer):
         weight = numpy_helper.to_array(initializer)
         if weight.ndim != 2 or weight.size < 4096:
@@ -383,21 +394,41 @@ def export(model: Any, path: Path) -> None:
         axis = 1 if initializer.name != "positions" else 0
         scale = (np.abs(weight).max(axis=1 - axis, keepdims=True) / 127.0).astype(np.float32)
         scale[scale == 0] = 1.0
-        quantised = np.clip(np.round(weight / scale), -127, 127).astype(np.int8)
-        name = initializer.name
+        rounded = np.clip(np.round(weight / scale), -127, 127).astype(np.int8).astype(np.float32) * scale
         graph.initializer.remove(initializer)
-        graph.initializer.extend(
-            [numpy_helper.from_array(quantised, name + "_int8"), numpy_helper.from_array(scale, name + "_scale")]
-        )
-        unpack += [
-            helper.make_node("Cast", [name + "_int8"], [name + "_float"], to=TensorProto.FLOAT),
-            helper.make_node("Mul", [name + "_float", name + "_scale"], [name]),
-        ]
-    for node in reversed(unpack):
-        graph.node.insert(0, node)
+        graph.initializer.append(numpy_helper.from_array(rounded, initializer.name))
     proto.producer_name, proto.producer_version = "memoryhub train_cross_encoder", ""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(proto.SerializeToString())
+    # The weights are int8 values already, so quantising them again finds the same integers. The quantiser
+    # logs a line per tensor it leaves alone, and advice to pre-process (shape inference) that this graph
+    # does not need: kept out of the training log.
+    silenced = logging.root.manager.disable
+    logging.disable(logging.WARNING)
+    try:
+        with tempfile.TemporaryDirectory() as scratch:
+            quantised = Path(scratch) / path.name
+            quantize_dynamic(
+                proto, quantised, op_types_to_quantize=["MatMul"], per_channel=True, weight_type=QuantType.QInt8
+            )
+            path.write_bytes(quantised.read_bytes())
+    finally:
+        logging.disable(silenced)
+
+
+def read_directly(graph: Any) -> None:
+    """Let each layer's second use of its query and key weights (the position path) read them directly.
+
+    The exporter routes a shared weight through an ``Identity`` node, and the
+    quantiser only turns a ``MatMul`` into ``MatMulInteger`` when its weight is
+    a stored tensor: without this, a float copy of those 24 matrices remains.
+    """
+    stored = {initializer.name for initializer in graph.initializer}
+    aliases = {n.output[0]: n.input[0] for n in graph.node if n.op_type == "Identity" and n.input[0] in stored}
+    for node in [n for n in graph.node if n.op_type == "Identity" and n.output[0] in aliases]:
+        graph.node.remove(node)
+    for node in graph.node:
+        for i, name in enumerate(node.input):
+            node.input[i] = aliases.get(name, name)
 
 
 def train_cross_encoder(

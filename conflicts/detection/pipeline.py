@@ -9,6 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
 from conflicts.detection.candidates import Candidate, candidates_for
 from conflicts.detection.verdict import Relation, Verdict
@@ -32,11 +33,18 @@ class Finding:
         return self.candidate.memory
 
 
+# A new fact's candidates read again by the cross-encoder, at most: the likeliest duplicate, the one
+# a merge would come from. Each read is ≈ 8 ms of a core; on the benchmark's workspace of 100k
+# near-alike facts every possible one meant 7.5 reads a fact and an ingestion check of p95 136 ms,
+# two reads 53 ms, one 35 ms (docs/BENCHMARKS.md, Detection; the target is 50 ms).
+READS_PER_FACT = 1
+
+
 def offline_classifier() -> PairClassifier:
     """Tier 0 + tier 1: the shipped classifier, with the rules as features and overrides."""
     from conflicts.detection.classifier import classify_memory_pairs
 
-    return classify_memory_pairs
+    return partial(classify_memory_pairs, most_read=READS_PER_FACT)
 
 
 def detect(
