@@ -178,6 +178,7 @@ def classify_pairs(
             network,
             lambda rows: cross.probabilities([(pairs[i].a_text, pairs[i].b_text) for i in rows]),
             dated=np.array([s.has_times for s in signals], dtype=bool),
+            timeless=np.array([not s.change_possible for s in signals], dtype=bool),
             most=most_read,
         )
     probs = apply_rules(network, signals).astype(np.float64)

@@ -56,6 +56,7 @@ MAX_TOKENS = 128
 # batch a pair's probabilities would depend on its companions (by up to 0.35 on the dev file); alone,
 # they are the pair's own. It costs nothing: a run is all matrix products, and alone there is no padding.
 BATCH_SIZE = 1
+CONTRADICTION = LABELS.index("contradiction")
 DUPLICATE = LABELS.index("duplicate")
 UPDATE = LABELS.index("update")
 # Where the network's duplicate probability reaches this, the pair is read again: the network
@@ -162,6 +163,7 @@ def second_reading(
     read: Callable[[NDArray[np.int64]], NDArray[np.float32]],
     dated: NDArray[np.bool_] | None = None,
     *,
+    timeless: NDArray[np.bool_] | None = None,
     most: int | None = None,
 ) -> tuple[NDArray[np.bool_], NDArray[np.float32]]:
     """Which pairs the cross-encoder reads, and every pair's probabilities after it has.
@@ -172,8 +174,12 @@ def second_reading(
     ``dated`` marks pairs whose facts carry the times they became true: the
     cross-encoder reads text only, so whether time passed between them stays
     the network's call (its update probability is kept, the rest mixed into
-    what remains). ``most`` caps the reads at the pairs likeliest to be
-    duplicates (ties: the earlier row).
+    what remains). ``timeless`` marks pairs where nothing says time passed
+    (no times, no change wording: the rules rule out a temporal change): there
+    the cross-encoder's "update" — one value where the other fact has another,
+    which is how it reads "Maria lives in Lisbon." / "Maria lives in Porto." —
+    counts as a contradiction. ``most`` caps the reads at the pairs likeliest
+    to be duplicates (ties: the earlier row).
     """
     rows = np.flatnonzero(network[:, DUPLICATE] >= CONSULT_FROM)
     if most is not None and rows.size > most:
@@ -182,7 +188,12 @@ def second_reading(
     consulted[rows] = True
     out = network.copy()
     if rows.size:
-        out[rows] = (1.0 - READER_WEIGHT) * network[rows] + READER_WEIGHT * read(rows)
+        reader = read(rows).copy()
+        if timeless is not None:
+            swapped = timeless[rows]
+            reader[swapped, CONTRADICTION] += reader[swapped, UPDATE]
+            reader[swapped, UPDATE] = 0.0
+        out[rows] = (1.0 - READER_WEIGHT) * network[rows] + READER_WEIGHT * reader
     if dated is not None:
         kept = np.flatnonzero(consulted & dated)
         others = np.array([i for i in range(len(LABELS)) if i != UPDATE], dtype=np.int64)

@@ -543,7 +543,8 @@ def held_out_comparison(
     alone = network.probs[rows]
     read = CrossEncoder(model_path).probabilities([(p.a, p.b) for p in held])
     dated = np.array([s.has_times for s in held_signals], dtype=bool)
-    consulted, both = second_reading(alone, lambda idx: read[idx], dated)
+    timeless = np.array([not s.change_possible for s in held_signals], dtype=bool)
+    consulted, both = second_reading(alone, lambda idx: read[idx], dated, timeless=timeless)
 
     def report(probs: NDArray[np.float32]) -> dict[str, Any]:
         return training.held_out_report(probs, held, held_signals, network.temperature)

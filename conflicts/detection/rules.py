@@ -562,6 +562,11 @@ class RuleSignals:
     def temporal_cue(self) -> bool:
         return bool(self.change_markers_a or self.change_markers_b or self.past_markers_a or self.past_markers_b)
 
+    @property
+    def change_possible(self) -> bool:
+        """Something says time passed between the two — times, or change wording; else no temporal change."""
+        return self.has_times or self.temporal_cue
+
     def features(self) -> list[float]:
         """Numeric inputs for the classifier, in the order of :data:`FEATURE_NAMES`."""
         days = float(self.days_apart) if self.days_apart is not None else 0.0

@@ -307,7 +307,7 @@ def apply_rules(probs: NDArray[np.float32], signals: list[rules.RuleSignals]) ->
     """
     out = probs.copy()
     for i, s in enumerate(signals):
-        if not (s.has_times or s.temporal_cue) and out[i, UPDATE] < 1.0:
+        if not s.change_possible and out[i, UPDATE] < 1.0:
             out[i, UPDATE] = 0.0
             out[i] /= out[i].sum()
         if s.broken_habit and out[i, CONTRADICTION] < BROKEN_HABIT_PROBABILITY:

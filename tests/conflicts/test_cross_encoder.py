@@ -233,6 +233,34 @@ def test_a_pair_the_network_is_sure_of_keeps_the_classifier_tier() -> None:
     assert prediction.verdict().tier == TIER
 
 
+def test_where_nothing_says_time_passed_a_change_the_reader_sees_is_a_contradiction() -> None:
+    network = np.array([[0.10, 0.10, 0.75, 0.05], [0.10, 0.10, 0.75, 0.05]], dtype=np.float32)
+
+    def read(rows: np.ndarray) -> np.ndarray:
+        return np.tile(np.array([[0.02, 0.08, 0.02, 0.88]], dtype=np.float32), (len(rows), 1))
+
+    _, mixed = second_reading(network, read, timeless=np.array([True, False]))
+
+    # Row 0: no times, no change wording. The reader's 0.88 "update" is two values at odds.
+    np.testing.assert_allclose(mixed[0], 0.3 * network[0] + 0.7 * np.array([0.02, 0.96, 0.02, 0.0]), rtol=1e-6)
+    # Row 1 may be a change: the reader's view stands as it read it.
+    np.testing.assert_allclose(mixed[1], 0.3 * network[1] + 0.7 * np.array([0.02, 0.08, 0.02, 0.88]), rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("Maria lives in Lisbon.", "Maria lives in Porto."),
+        ("We deploy on Tuesday.", "We deploy on Thursday."),
+        ("The user prefers dark mode.", "The user prefers light mode."),
+    ],
+)
+def test_an_undated_value_swap_read_together_is_a_contradiction_not_a_duplicate(older: str, newer: str) -> None:
+    prediction = classify_pairs([PairInput(older, newer)])[0]
+    assert prediction.read_together
+    assert prediction.relation == Relation.TRUE_CONTRADICTION
+
+
 def test_on_dated_pairs_whether_time_passed_stays_the_network_s_call() -> None:
     network = np.array([[0.25, 0.01, 0.20, 0.54]], dtype=np.float32)
 
