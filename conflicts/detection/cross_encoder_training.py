@@ -535,16 +535,14 @@ def held_out_comparison(
     The cross-encoder is the exported ONNX file, run as the product runs it.
     """
     from conflicts.detection import training
-    from conflicts.detection.cross_encoder import CrossEncoder, second_reading
+    from conflicts.detection.cross_encoder import CrossEncoder, read_again
 
     rows = np.flatnonzero(network.folds == fold)
     held = [pairs[i] for i in rows.tolist()]
     held_signals = [signals[i] for i in rows.tolist()]
     alone = network.probs[rows]
     read = CrossEncoder(model_path).probabilities([(p.a, p.b) for p in held])
-    dated = np.array([s.has_times for s in held_signals], dtype=bool)
-    timeless = np.array([not s.change_possible for s in held_signals], dtype=bool)
-    consulted, both = second_reading(alone, lambda idx: read[idx], dated, timeless=timeless)
+    consulted, both = read_again(alone, lambda idx: read[idx], held_signals)
 
     def report(probs: NDArray[np.float32]) -> dict[str, Any]:
         return training.held_out_report(probs, held, held_signals, network.temperature)

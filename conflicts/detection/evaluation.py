@@ -118,11 +118,7 @@ def evaluate_pairs(
     if baseline:
         baseline_relations(warm)
     else:
-        classify_pairs(warm, weights=weights or WEIGHTS_PATH, reader=reader)
-        if reader is not None:
-            from conflicts.detection.cross_encoder import load_cross_encoder
-
-            load_cross_encoder(reader)
+        classify_pairs(warm, weights=weights or WEIGHTS_PATH, reader=reader)  # loads the cross-encoder too
     started = time.perf_counter()
     inputs = [PairInput(p.a, p.b, p.a_time, p.b_time) for p in pairs]
     ua, ub = embeddings_for(inputs, BASELINE_EMBEDDER if baseline else load_detector(weights or WEIGHTS_PATH).embedder)

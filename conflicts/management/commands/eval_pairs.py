@@ -46,9 +46,10 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps(report, indent=2))
             return
-        what = "offline detector" + ("" if reader else ", network alone")
         if options["baseline"]:
             what = "baseline (cosine ≥ 0.80 + negation parity)"
+        else:
+            what = "offline detector" + ("" if reader else ", network alone")
         self.stdout.write(
             f"{len(pairs)} pairs, {what}, {report['pairs_per_second']:.0f} pairs/s embedding included"
             f" ({report['pairs_per_second_embeddings_given']:.0f} pairs/s with the embeddings given)"
