@@ -79,6 +79,7 @@ INSTALLED_APPS = [
     "workspaces",
     "memories",
     "conflicts",
+    "training",
 ]
 
 MIDDLEWARE = [

@@ -29,9 +29,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from conflicts.detection import cross_encoder, rules
-from conflicts.detection.dataset import LABELS
 from conflicts.detection.features import build_matrix
-from conflicts.detection.training import RELATION_OF_LABEL, Model, apply_rules, load_model
+from conflicts.detection.network import LABELS, RELATION_OF_LABEL, Model, apply_rules, load_model
 from conflicts.detection.verdict import Relation, Verdict
 
 if TYPE_CHECKING:

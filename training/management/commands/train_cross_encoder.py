@@ -7,8 +7,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from conflicts.detection.cross_encoder import WEIGHTS_PATH
-from conflicts.detection.dataset import PairsFileError
-from conflicts.management.training_data import add_training_data_arguments, training_data
+from training.dataset import PairsFileError
+from training.management.training_data import add_training_data_arguments, training_data
 
 
 class Command(BaseCommand):
@@ -19,7 +19,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        from conflicts.detection.cross_encoder_training import Recipe
+        from training.cross_encoder import Recipe
 
         add_training_data_arguments(parser)
         parser.add_argument(
@@ -33,8 +33,8 @@ class Command(BaseCommand):
         parser.add_argument("--threads", type=int, default=2, help="torch threads (the weights depend on it)")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        from conflicts.detection import cross_encoder_training as ce
-        from conflicts.detection.training import TrainConfig
+        from training import cross_encoder as ce
+        from training.detector import TrainConfig
 
         try:
             import onnx  # noqa: F401

@@ -20,8 +20,12 @@ from typing import Any
 
 from django.db import transaction
 
+from conflicts.detection import detective_llm, detective_offline
 from conflicts.detection.pipeline import detect_and_resolve
+from conflicts.forgetting import StoryFact
 from conflicts.models import CardState, ConflictCard
+from conflicts.narrative import Flag, flag_to_card
+from conflicts.story import batches
 from memories.audit import Actor
 from memories.models import Memory
 from memories.recall import Hit, RecallQuery, recall
@@ -137,8 +141,6 @@ def _evaluate_one(story: dict[str, Any], mode: str) -> StoryOutcome:
 
 
 def _replay(story: dict[str, Any], mode: str) -> StoryOutcome:
-    from conflicts.narrative import flag_to_card
-
     workspace = Workspace.objects.create(slug=f"eval-{uuid.uuid4().hex[:12]}", name=f"eval {story['id']}")
     actor = Actor.system("eval")
     by_story_id: dict[str, Memory] = {}
@@ -180,9 +182,6 @@ def _replay(story: dict[str, Any], mode: str) -> StoryOutcome:
 
 
 def _narrative_flags(workspace: Workspace, mode: str) -> list[Any]:
-    from conflicts.forgetting import StoryFact
-    from conflicts.story import batches
-
     facts = [
         StoryFact.of(m)
         for m in Memory.objects.filter(workspace=workspace, status__in=["active", "pending_embed"]).order_by(
@@ -190,13 +189,8 @@ def _narrative_flags(workspace: Workspace, mode: str) -> list[Any]:
         )
     ]
     if mode == "llm":
-        from conflicts.detection import detective_llm
-        from conflicts.narrative import Flag
-
         result = detective_llm.detect(batches(facts))
         return [Flag(f.kind, [x.id for x in f.facts], f.question, "narrative:llm") for f in result.flags]
-    from conflicts.detection import detective_offline
-
     return detective_offline.detect(facts)
 
 

@@ -8,10 +8,10 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from conflicts.detection.classifier import WEIGHTS_PATH
-from conflicts.detection.dataset import PairsFileError
-from conflicts.detection.embedcache import EmbeddingCache
-from conflicts.detection.training import TrainConfig, train
-from conflicts.management.training_data import add_training_data_arguments, training_data
+from training.dataset import PairsFileError
+from training.detector import TrainConfig, train
+from training.embedcache import EmbeddingCache
+from training.management.training_data import add_training_data_arguments, training_data
 
 
 class Command(BaseCommand):

@@ -7,9 +7,9 @@ from typing import Any
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from conflicts.story_eval import evaluate, read_stories
 from memoryhub.errors import InvalidInput
 from memoryhub.llm import llm_enabled
+from training.stories import evaluate, read_stories
 
 
 class Command(BaseCommand):

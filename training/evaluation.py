@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from conflicts.detection.classifier import WEIGHTS_PATH, PairInput, classify_pairs, embeddings_for, load_detector
 from conflicts.detection.cross_encoder import WEIGHTS_PATH as READER_PATH
-from conflicts.detection.dataset import LabelledPair
 from conflicts.detection.verdict import Relation
+from training.baseline import BASELINE_EMBEDDER, baseline_relations
+from training.dataset import LabelledPair
 
 GOLD_OF_RELATION = {
     Relation.TRUE_CONTRADICTION: "contradiction",
@@ -108,9 +110,6 @@ def evaluate_pairs(
     with stored embeddings; ``baseline`` scores the cosine + negation-parity rule instead.
     ``reader`` is the cross-encoder the classifier consults (``None``: the network alone).
     """
-    from conflicts.detection.baseline import BASELINE_EMBEDDER, baseline_relations
-    from conflicts.detection.classifier import WEIGHTS_PATH, PairInput, classify_pairs, embeddings_for, load_detector
-
     if not pairs:
         return score([], pairs_per_second=0.0)
     # Load the embedder and the weights before the clock starts: pairs/s is the steady-state rate.

@@ -7,8 +7,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from conflicts.detection.cross_encoder import WEIGHTS_PATH as READER_PATH
-from conflicts.detection.dataset import PairsFileError, read_pairs
-from conflicts.detection.evaluation import SCORED, evaluate_pairs
+from training.dataset import PairsFileError, read_pairs
+from training.evaluation import SCORED, evaluate_pairs
 
 
 class Command(BaseCommand):

@@ -12,7 +12,8 @@ import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
-LABELS = ("compatible", "contradiction", "duplicate", "update")
+from conflicts.detection.network import LABELS
+
 DATA_DIR = Path(__file__).parent / "data"
 DOMAIN_PAIRS = DATA_DIR / "domain_pairs.jsonl"
 PERSONA_SOURCE = "decode-persona"

@@ -10,8 +10,8 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from conflicts.detection.training import TrainConfig, fit
 from memories.embeddings import get_embedder
+from training.detector import TrainConfig, fit
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import json
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
@@ -19,8 +18,17 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from conflicts.detection import rules
-from conflicts.detection.dataset import (
+from conflicts.detection.features import DENSE_NAMES, HASHED_DIM, build_matrix, feature_dim
+from conflicts.detection.network import (
     LABELS,
+    RELATION_OF_LABEL,
+    Model,
+    apply_rules,
+    save_model,
+    softmax,
+)
+from conflicts.detection.verdict import Relation
+from training.dataset import (
     PERSONA_SOURCE,
     LabelledPair,
     fold_of,
@@ -28,20 +36,12 @@ from conflicts.detection.dataset import (
     read_dialogues,
     read_pairs,
 )
-from conflicts.detection.evaluation import Scored, score
-from conflicts.detection.features import DENSE_NAMES, HASHED_DIM, build_matrix, feature_dim
-from conflicts.detection.verdict import Relation
+from training.evaluation import Scored, score
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 Embed = Callable[[list[str]], "NDArray[np.float32]"]
-RELATION_OF_LABEL = {
-    "compatible": Relation.COMPATIBLE,
-    "contradiction": Relation.TRUE_CONTRADICTION,
-    "duplicate": Relation.DUPLICATE,
-    "update": Relation.TEMPORAL_CHANGE,
-}
 
 
 @dataclass(frozen=True)
@@ -62,41 +62,6 @@ class TrainConfig:
     # Extra weight per source: persona pairs are few and the hardest; domain pairs are ours.
     source_weights: dict[str, float] = field(default_factory=lambda: {PERSONA_SOURCE: 3.0, "domain": 5.0})
     folds: int = 5
-
-
-@dataclass
-class Model:
-    """Standardisation, one hidden ReLU layer (or none), softmax over ``LABELS``, a temperature."""
-
-    mean: NDArray[np.float32]
-    scale: NDArray[np.float32]
-    w1: NDArray[np.float32]
-    b1: NDArray[np.float32]
-    w2: NDArray[np.float32] | None
-    b2: NDArray[np.float32] | None
-    temperature: float = 1.0
-    bias: NDArray[np.float32] | None = None  # per-label offsets on log-probabilities (see tune_bias)
-
-    def logits(self, x: NDArray[np.float32]) -> NDArray[np.float32]:
-        h = (x - self.mean) / self.scale
-        h = h @ self.w1 + self.b1
-        if self.w2 is not None and self.b2 is not None:
-            h = np.maximum(h, 0.0) @ self.w2 + self.b2
-        out: NDArray[np.float32] = h.astype(np.float32)
-        return out
-
-    def probabilities(self, x: NDArray[np.float32]) -> NDArray[np.float32]:
-        z = self.logits(x) / self.temperature
-        if self.bias is not None:
-            z = z + self.bias
-        return softmax(z)
-
-
-def softmax(z: NDArray[np.float32]) -> NDArray[np.float32]:
-    z = z - z.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    out: NDArray[np.float32] = (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
-    return out
 
 
 # ---------------------------------------------------------------- data
@@ -291,32 +256,6 @@ def labels_of(pairs: list[LabelledPair]) -> NDArray[np.int64]:
     return np.array([LABELS.index(p.label) for p in pairs], dtype=np.int64)
 
 
-UPDATE = LABELS.index("update")
-CONTRADICTION = LABELS.index("contradiction")
-# Sure enough to count as the same subject without shared words (classifier.SURE_WITHOUT_SHARED_WORDS).
-BROKEN_HABIT_PROBABILITY = 0.9
-
-
-def apply_rules(probs: NDArray[np.float32], signals: list[rules.RuleSignals]) -> NDArray[np.float32]:
-    """Tier 0 on top of tier 1.
-
-    With neither times nor change wording, nothing says time passed, so a
-    temporal change is ruled out and its probability goes to the other labels.
-    A broken habit ("doesn't drink alcohol" / "a couple of pints of IPA") is a
-    contradiction the model cannot see without the world knowledge the rule has.
-    """
-    out = probs.copy()
-    for i, s in enumerate(signals):
-        if not s.change_possible and out[i, UPDATE] < 1.0:
-            out[i, UPDATE] = 0.0
-            out[i] /= out[i].sum()
-        if s.broken_habit and out[i, CONTRADICTION] < BROKEN_HABIT_PROBABILITY:
-            rest = 1.0 - out[i, CONTRADICTION]
-            out[i] *= (1.0 - BROKEN_HABIT_PROBABILITY) / rest if rest > 0 else 0.0
-            out[i, CONTRADICTION] = BROKEN_HABIT_PROBABILITY
-    return out
-
-
 def decide(probs: NDArray[np.float32], signals: list[rules.RuleSignals]) -> list[tuple[Relation, str | None]]:
     """Relation and current side for each row: the most probable label; a change's newer side from the rules."""
     out: list[tuple[Relation, str | None]] = []
@@ -438,38 +377,6 @@ def files_digest(paths: list[Path]) -> str:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
-
-
-def save_model(model: Model, path: Path, metadata: dict[str, Any]) -> None:
-    arrays: dict[str, NDArray[np.float32]] = {
-        "mean": model.mean,
-        "scale": model.scale,
-        "w1": model.w1,
-        "b1": model.b1,
-        "temperature": np.array([model.temperature], dtype=np.float32),
-        "bias": model.bias if model.bias is not None else np.zeros(len(LABELS), dtype=np.float32),
-    }
-    if model.w2 is not None and model.b2 is not None:
-        arrays["w2"] = model.w2
-        arrays["b2"] = model.b2
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # np.savez_compressed writes zip timestamps from the arrays only, so equal models give equal files.
-    np.savez_compressed(path, **arrays)  # type: ignore[arg-type]
-    path.with_suffix(".json").write_text(json.dumps(metadata, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-
-
-def load_model(path: Path) -> Model:
-    with np.load(path, allow_pickle=False) as z:
-        return Model(
-            mean=z["mean"],
-            scale=z["scale"],
-            w1=z["w1"],
-            b1=z["b1"],
-            w2=z.get("w2", None),
-            b2=z.get("b2", None),
-            temperature=float(z["temperature"][0]),
-            bias=z.get("bias", None),
-        )
 
 
 def train(

