@@ -74,7 +74,7 @@ from memories.embeddings import DIMENSIONS, embed_text, get_embedder  # noqa: E4
 from memories.models import Memory, Reliability, Status  # noqa: E402
 
 # The vector query recall itself runs: same filters, same ef_search and iterative scan.
-from memories.recall import (  # noqa: E402
+from recall.hybrid import (  # noqa: E402
     LexicalBackend,
     RecallQuery,
     _filtered,

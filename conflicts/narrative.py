@@ -11,13 +11,13 @@ from __future__ import annotations
 import logging
 import time
 import uuid
-from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
 from conflicts import forgetting
+from conflicts.detection import detective_llm, detective_offline
 from conflicts.models import (
     AnswerChoice,
     CardKind,
@@ -30,7 +30,7 @@ from conflicts.models import (
 )
 from conflicts.reliability import reliability_lower, severity_for
 from conflicts.services import UNCERTAINTY_FIELDS, card_create, card_holding, surface_context
-from conflicts.story import batches
+from conflicts.story import Flag, batches
 from memories.audit import Actor, Tracker, record_event
 from memories.models import LIVE_STATUSES, Memory, Reliability
 from memoryhub.llm import llm_enabled
@@ -40,54 +40,6 @@ logger = logging.getLogger(__name__)
 
 # Past this many survivors a run reads a priority sample of them: the rates alone
 # grow with the workspace; this keeps a run's cost flat.
-
-
-@dataclass
-class Flag:
-    """A confusion in the story: 2+ facts and the question that settles it."""
-
-    kind: str  # reversal | ambiguity | stale | contradiction
-    fact_ids: list[uuid.UUID | str]
-    question: str
-    detector: str
-    evidence: dict[str, object] = field(default_factory=dict)
-    asked: uuid.UUID | str | None = None
-
-
-def detective_schedule(*, workspace: Workspace, trigger_memory: Memory | None = None) -> DetectiveRun | None:
-    """After a commit: queue a run a little later unless one already waits (the debounce)."""
-    try:
-        with transaction.atomic():
-            run = DetectiveRun.objects.create(workspace=workspace, trigger="commit", trigger_memory=trigger_memory)
-    except IntegrityError:
-        return None  # a queued run exists; this commit will be in its story
-    countdown = settings.MEMORYHUB_DETECTIVE_DEBOUNCE_SECONDS
-    transaction.on_commit(lambda: _enqueue(run.pk, countdown))
-    return run
-
-
-def detective_request(*, workspace: Workspace, trigger: str = "manual") -> DetectiveRun:
-    """Run now (a button, the API, the beat schedule): reuse a queued run if there is one."""
-    with transaction.atomic():
-        run = DetectiveRun.objects.filter(workspace=workspace, state=RunState.QUEUED).first()
-        if run is None:
-            try:
-                with transaction.atomic():
-                    run = DetectiveRun.objects.create(workspace=workspace, trigger=trigger)
-            except IntegrityError:
-                run = DetectiveRun.objects.get(workspace=workspace, state=RunState.QUEUED)
-    run_id = run.pk
-    transaction.on_commit(lambda: _enqueue(run_id, 0))
-    return run
-
-
-def _enqueue(run_id: int, countdown: int) -> None:
-    from conflicts.tasks import run_detective
-
-    try:
-        run_detective.apply_async((run_id,), countdown=countdown)
-    except Exception:
-        logger.exception("could not enqueue detective run %s; the schedule will pick the workspace up", run_id)
 
 
 def detective_run(*, run_id: int, mode: str | None = None, whole_story: bool = False) -> DetectiveRun | None:
@@ -142,8 +94,6 @@ def _carry_out(run: DetectiveRun, mode: str, *, whole_story: bool = False) -> No
     facts = _with_texts(sampled)
     run.mode, run.facts_total, run.facts_read = mode, len(everything), len(facts)
     if mode == "llm":
-        from conflicts.detection import detective_llm
-
         story = batches(facts)
         result = detective_llm.detect(story)
         run.batches, run.tokens = len(story), result.tokens
@@ -151,8 +101,6 @@ def _carry_out(run: DetectiveRun, mode: str, *, whole_story: bool = False) -> No
             Flag(f.kind, [x.id for x in f.facts], f.question, "narrative:llm", {"mode": "llm"}) for f in result.flags
         ]
     else:
-        from conflicts.detection import detective_offline
-
         run.batches = 1
         flags = detective_offline.detect(facts)
     run.flags_raised = len(flags)

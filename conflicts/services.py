@@ -36,6 +36,7 @@ from conflicts.tolerance import (
     tolerance_value,
 )
 from memories.audit import Actor, Tracker, record_event
+from memories.hooks import FactReinforced
 from memories.models import LIVE_STATUSES, Memory, Reliability, Source, Status
 from memories.services import apply_link, apply_reinforce, apply_supersede
 
@@ -449,6 +450,11 @@ def _evidence(verdict: Verdict) -> dict[str, object]:
 def _reason(what: str, verdict: Verdict) -> str:
     reasons = "; ".join(verdict.reasons)
     return f"{what} ({verdict.tier}, p={verdict.probability:.2f})" + (f": {reasons}" if reasons else "")
+
+
+def uncertainties_resolve_on_reinforce(event: FactReinforced) -> None:
+    """Receiver of ``memories.hooks.fact_reinforced``: new evidence may settle the fact's disputes."""
+    uncertainties_resolve_by_evidence(memory=event.memory, actor=event.actor)
 
 
 def uncertainties_resolve_by_evidence(*, memory: Memory, actor: Actor) -> int:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import uuid
+from dataclasses import dataclass, field
 
 from conflicts.forgetting import StoryFact
 
@@ -58,3 +59,15 @@ def batches(facts: list[StoryFact], *, size: int = BATCH_CHARS, overlap: int = O
             kept += len(lines[back]) + 1
         start = back
     return result
+
+
+@dataclass
+class Flag:
+    """A confusion in the story: 2+ facts and the question that settles it."""
+
+    kind: str  # reversal | ambiguity | stale | contradiction
+    fact_ids: list[uuid.UUID | str]
+    question: str
+    detector: str
+    evidence: dict[str, object] = field(default_factory=dict)
+    asked: uuid.UUID | str | None = None

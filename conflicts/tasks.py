@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import uuid
 
 from celery import shared_task
-from django.db import OperationalError, transaction
+from django.conf import settings
+from django.db import IntegrityError, OperationalError, transaction
 from django.utils import timezone
 
 from conflicts.detection.pipeline import detect_and_resolve
+from conflicts.models import DetectiveRun, RunState
+from conflicts.narrative import detective_run
+from memories.hooks import FactsEmbedded
 from memories.models import Memory, Status
 from memoryhub.celery import idempotent_task
+from workspaces.models import Workspace
 
+logger = logging.getLogger(__name__)
 UNCHECKED_GRACE = dt.timedelta(minutes=2)
 
 
@@ -33,8 +40,6 @@ def detect_conflicts(memory_id: str) -> int:
         memory = Memory.objects.get(pk=memory_id)
         found = len(detect_and_resolve(memory))
         # The story may have changed too: the detective reads it a little later, once per burst.
-        from conflicts.narrative import detective_schedule
-
         detective_schedule(workspace=memory.workspace, trigger_memory=memory)
         return found
 
@@ -56,8 +61,6 @@ def requeue_unchecked() -> int:
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=5, max_retries=5)
 def run_detective(run_id: int) -> str:
     """Carry out a queued narrative run (claimed once; a failure is recorded on the run)."""
-    from conflicts.narrative import detective_run
-
     run = detective_run(run_id=run_id)
     return run.state if run else "skipped"
 
@@ -65,10 +68,6 @@ def run_detective(run_id: int) -> str:
 @shared_task(acks_late=True)
 def schedule_detective_runs() -> int:
     """Beat job: a run for every workspace with facts recorded since its last run."""
-    from conflicts.models import DetectiveRun
-    from conflicts.narrative import detective_request
-    from workspaces.models import Workspace
-
     started = 0
     for workspace in Workspace.objects.all():
         last = DetectiveRun.objects.filter(workspace=workspace).order_by("-created_at").first()
@@ -79,3 +78,49 @@ def schedule_detective_runs() -> int:
             detective_request(workspace=workspace, trigger="schedule")
             started += 1
     return started
+
+
+def enqueue_detection(event: FactsEmbedded) -> None:
+    """Receiver of ``memories.hooks.facts_embedded``: check each newly embedded fact."""
+    for memory_id in event.memory_ids:
+        try:
+            detect_conflicts.delay(str(memory_id))
+        except Exception:
+            logger.exception("could not enqueue detection of %s; the sweep will retry", memory_id)
+
+
+# ---------------------------------------------------------------- queueing detective runs
+
+
+def detective_schedule(*, workspace: Workspace, trigger_memory: Memory | None = None) -> DetectiveRun | None:
+    """After a commit: queue a run a little later unless one already waits (the debounce)."""
+    try:
+        with transaction.atomic():
+            run = DetectiveRun.objects.create(workspace=workspace, trigger="commit", trigger_memory=trigger_memory)
+    except IntegrityError:
+        return None  # a queued run exists; this commit will be in its story
+    countdown = settings.MEMORYHUB_DETECTIVE_DEBOUNCE_SECONDS
+    transaction.on_commit(lambda: _enqueue(run.pk, countdown))
+    return run
+
+
+def detective_request(*, workspace: Workspace, trigger: str = "manual") -> DetectiveRun:
+    """Run now (a button, the API, the beat schedule): reuse a queued run if there is one."""
+    with transaction.atomic():
+        run = DetectiveRun.objects.filter(workspace=workspace, state=RunState.QUEUED).first()
+        if run is None:
+            try:
+                with transaction.atomic():
+                    run = DetectiveRun.objects.create(workspace=workspace, trigger=trigger)
+            except IntegrityError:
+                run = DetectiveRun.objects.get(workspace=workspace, state=RunState.QUEUED)
+    run_id = run.pk
+    transaction.on_commit(lambda: _enqueue(run_id, 0))
+    return run
+
+
+def _enqueue(run_id: int, countdown: int) -> None:
+    try:
+        run_detective.apply_async((run_id,), countdown=countdown)
+    except Exception:
+        logger.exception("could not enqueue detective run %s; the schedule will pick the workspace up", run_id)

@@ -8,13 +8,14 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Literal
 
+from django.contrib.auth.models import User
 from django.contrib.postgres.search import SearchQuery
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from memories.models import LIVE_STATUSES, Link, Memory, Reliability, Status
 from memoryhub.errors import NotFound
-from workspaces.models import Workspace
+from workspaces.models import Membership, Workspace
 
 
 def memory_get(*, workspace: Workspace, memory_id: uuid.UUID | str, field: str | None = None) -> Memory:
@@ -184,3 +185,26 @@ def memories_load_vectors(memories: list[Memory]) -> None:
     vectors = dict(Memory.objects.filter(pk__in=[m.pk for m in wanted]).values_list("pk", "embedding"))
     for memory in wanted:
         memory.embedding = vectors.get(memory.pk)
+
+
+@dataclass
+class WorkspaceSummary:
+    workspace: Workspace
+    role: str
+    live_memories: int
+    pending_embed: int
+
+
+def workspaces_for_user(*, user: User) -> list[WorkspaceSummary]:
+    """The workspaces a person belongs to (all of them for a superuser), with fact counts."""
+    if getattr(user, "is_superuser", False):
+        workspaces = Workspace.objects.all()
+        roles = {m.workspace_id: m.role for m in Membership.objects.filter(user=user)}
+    else:
+        workspaces = Workspace.objects.filter(memberships__user=user)
+        roles = {m.workspace_id: m.role for m in Membership.objects.filter(user=user)}
+    workspaces = workspaces.annotate(
+        live=Count("memories", filter=Q(memories__status__in=LIVE_STATUSES)),
+        pending=Count("memories", filter=Q(memories__status="pending_embed")),
+    ).order_by("name")
+    return [WorkspaceSummary(ws, roles.get(ws.pk, "admin"), ws.live, ws.pending) for ws in workspaces]

@@ -15,6 +15,7 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from memories import embeddings, hooks
 from memories.audit import Actor, RowChange, Tracker, record_event, snapshot
 from memories.models import (
     INITIAL_CONFIDENCE,
@@ -32,8 +33,6 @@ from workspaces.models import Workspace
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
-
-    from memories.embeddings import Embedder
 
 logger = logging.getLogger(__name__)
 
@@ -122,30 +121,20 @@ def memory_create(
         tracker.created(memory, CREATED_FIELDS)
         record_event(workspace=workspace, actor=actor, verb="memory.create", memory=memory, changes=tracker.changes)
         if embedding is None:
-            transaction.on_commit(lambda: _enqueue_embedding(memory.id))
+            transaction.on_commit(lambda: _announce_waiting(memory.id))
         else:
-            transaction.on_commit(lambda: _enqueue_detection([memory.id]))
+            transaction.on_commit(lambda: _announce_embedded([memory.id]))
     return memory
 
 
-def _enqueue_embedding(memory_id: uuid.UUID) -> None:
-    from memories.tasks import embed_memory
-
-    try:
-        embed_memory.delay(str(memory_id))
-    except Exception:
-        # The fact is committed; the beat job re-queues anything left pending.
-        logger.exception("could not enqueue embedding of %s; the sweep will retry", memory_id)
+def _announce_waiting(memory_id: uuid.UUID) -> None:
+    # The embedding queue (memories.tasks) listens.
+    hooks.facts_waiting.announce(hooks.FactsWaiting([memory_id]))
 
 
-def _enqueue_detection(memory_ids: list[uuid.UUID]) -> None:
-    from conflicts.tasks import detect_conflicts
-
-    for memory_id in memory_ids:
-        try:
-            detect_conflicts.delay(str(memory_id))
-        except Exception:
-            logger.exception("could not enqueue detection of %s; the sweep will retry", memory_id)
+def _announce_embedded(memory_ids: list[uuid.UUID]) -> None:
+    # Detection (conflicts, above) listens; the facts are committed whatever a receiver does.
+    hooks.facts_embedded.announce(hooks.FactsEmbedded(memory_ids))
 
 
 def memory_forget(*, memory: Memory, actor: Actor, reason: str = "") -> bool:
@@ -290,7 +279,7 @@ def memory_restore(*, memory: Memory, actor: Actor, reason: str = "") -> bool:
         )
         if memory.status == Status.PENDING_EMBED:
             memory_id = memory.pk
-            transaction.on_commit(lambda: _enqueue_embedding(memory_id))
+            transaction.on_commit(lambda: _announce_waiting(memory_id))
     return True
 
 
@@ -315,10 +304,8 @@ def memory_reinforce(*, memory: Memory, actor: Actor, reason: str = "") -> Memor
             changes=tracker.changes,
             reason=reason,
         )
-    # New evidence may settle a dispute this fact was part of.
-    from conflicts.services import uncertainties_resolve_by_evidence
-
-    uncertainties_resolve_by_evidence(memory=memory, actor=actor)
+    # New evidence may settle a dispute this fact was part of (conflicts listens).
+    hooks.fact_reinforced.announce(hooks.FactReinforced(memory, actor))
     memory.refresh_from_db()
     return memory
 
@@ -382,10 +369,8 @@ def memories_embed_pending(*, first_id: uuid.UUID | None = None, limit: int | No
     mid-batch rolls back and the facts stay ``pending_embed`` for the next run.
     Returns how many facts were embedded.
     """
-    from memories.embeddings import get_embedder
-
     limit = limit or settings.MEMORYHUB_EMBED_BATCH_SIZE
-    embedder = get_embedder()
+    embedder = embeddings.get_embedder()
     with transaction.atomic():
         pending = Memory.objects.filter(status=Status.PENDING_EMBED).select_for_update(skip_locked=True)
         batch: list[Memory] = []
@@ -402,15 +387,13 @@ def memories_embed_pending(*, first_id: uuid.UUID | None = None, limit: int | No
         Memory.objects.bulk_update(batch, [*EMBEDDING_FIELDS, "status", "updated_at"])
         _record_embedded(batch)
         embedded_ids = [m.pk for m in batch]
-        transaction.on_commit(lambda: _enqueue_detection(embedded_ids))
+        transaction.on_commit(lambda: _announce_embedded(embedded_ids))
     return len(batch)
 
 
 def memories_stale_embeddings() -> QuerySet[Memory]:
     """Facts whose vector came from another embedder than the one configured now."""
-    from memories.embeddings import get_embedder
-
-    return Memory.objects.filter(embedding__isnull=False).exclude(embedding_model=get_embedder().name)
+    return Memory.objects.filter(embedding__isnull=False).exclude(embedding_model=embeddings.get_embedder().name)
 
 
 def memories_reembed_stale(*, limit: int | None = None) -> int:
@@ -420,10 +403,8 @@ def memories_reembed_stale(*, limit: int | None = None) -> int:
     different spaces), so after the embedder changes the old ones are replaced
     batch by batch: claimed with ``SKIP LOCKED``, the fact itself untouched.
     """
-    from memories.embeddings import get_embedder
-
     limit = limit or settings.MEMORYHUB_EMBED_BATCH_SIZE
-    embedder = get_embedder()
+    embedder = embeddings.get_embedder()
     with transaction.atomic():
         batch = list(
             memories_stale_embeddings().select_for_update(skip_locked=True).order_by("pk").only("id", "text")[:limit]
@@ -437,7 +418,7 @@ def memories_reembed_stale(*, limit: int | None = None) -> int:
 EMBEDDING_FIELDS = ["embedding", "embedded_at", "embedding_model"]
 
 
-def _embed_into(batch: list[Memory], embedder: Embedder) -> dt.datetime:
+def _embed_into(batch: list[Memory], embedder: embeddings.Embedder) -> dt.datetime:
     """Embed the facts' texts into their ``EMBEDDING_FIELDS`` (not saved); returns the time it stamped."""
     vectors = embedder.embed([m.text for m in batch])
     now = timezone.now()

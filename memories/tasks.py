@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import uuid
 
 from celery import shared_task
 from django.conf import settings
 
 from memories import selectors, services
+from memories.hooks import FactsWaiting
 from memoryhub.celery import idempotent_task
+
+logger = logging.getLogger(__name__)
 
 
 @idempotent_task
@@ -33,3 +37,12 @@ def requeue_stale_embeddings() -> int:
     for start in range(0, len(stale), batch):
         embed_memory.delay(str(stale[start]))
     return len(stale)
+
+
+def enqueue_embedding(event: FactsWaiting) -> None:
+    """Receiver of ``hooks.facts_waiting``: one embed task for the facts (each drains a batch)."""
+    try:
+        embed_memory.delay(str(event.memory_ids[0]))
+    except Exception:
+        # The facts are committed; the beat job re-queues anything left pending.
+        logger.exception("could not enqueue embedding of %s; the sweep will retry", event.memory_ids)

@@ -1,6 +1,6 @@
 """Domain errors that services raise and every interface turns into a response.
 
-The REST API maps them to 404 / 409 / 422 (see ``memoryhub.api``); the
+The REST API maps them to 404 / 409 / 422 (see ``api.root``); the
 dashboard shows their message. Services never return HTTP objects.
 """
 

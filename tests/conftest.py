@@ -96,6 +96,6 @@ def llm(settings: Any) -> Any:
 @pytest.fixture(autouse=True)
 def _fresh_common_lexemes() -> None:
     """Recall caches table statistics (common words, row count) for ten minutes; each test starts without them."""
-    from memories import recall
+    from recall import hybrid as recall
 
     recall._statistics.clear()

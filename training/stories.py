@@ -24,13 +24,13 @@ from conflicts.detection import detective_llm, detective_offline
 from conflicts.detection.pipeline import detect_and_resolve
 from conflicts.forgetting import StoryFact
 from conflicts.models import CardState, ConflictCard
-from conflicts.narrative import Flag, flag_to_card
-from conflicts.story import batches
+from conflicts.narrative import flag_to_card
+from conflicts.story import Flag, batches
 from memories.audit import Actor
 from memories.models import Memory
-from memories.recall import Hit, RecallQuery, recall
 from memories.services import MemoryInput, memories_embed_pending, memory_create
 from memoryhub.errors import InvalidInput
+from recall.hybrid import Hit, RecallQuery, recall
 from workspaces.models import Workspace
 
 FLAG_KINDS = ("reversal", "ambiguity", "stale", "contradiction")

@@ -29,9 +29,11 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from conflicts.detection import cross_encoder, rules
+from conflicts.detection.candidates import memory_cosine
 from conflicts.detection.features import build_matrix
 from conflicts.detection.network import LABELS, RELATION_OF_LABEL, Model, apply_rules, load_model
 from conflicts.detection.verdict import Relation, Verdict
+from memories import embeddings
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -135,9 +137,7 @@ def embeddings_for(pairs: Sequence[PairInput], embedder: str) -> tuple[NDArray[n
                 missing[text] = len(missing)
     vectors: NDArray[np.float32] = np.zeros((0, 384), dtype=np.float32)
     if missing:
-        from memories.embeddings import embedder_named
-
-        vectors = embedder_named(embedder).embed(list(missing))
+        vectors = embeddings.embedder_named(embedder).embed(list(missing))
     ua = np.stack([p.a_embedding if p.a_embedding is not None else vectors[missing[p.a_text]] for p in pairs])
     ub = np.stack([p.b_embedding if p.b_embedding is not None else vectors[missing[p.b_text]] for p in pairs])
     return ua.astype(np.float32), ub.astype(np.float32)
@@ -249,8 +249,6 @@ def _corrected(older: Memory, newer: Memory, prediction: Prediction) -> Verdict 
     "BM25 nDCG@10 = 0.412" then "Correction to the previous entry: BM25 nDCG@10
     is 0.418": the older value was never true, and the newer one replaces it.
     """
-    from conflicts.detection.candidates import memory_cosine
-
     marker = rules.correction_marker(newer.text)
     if marker is None or not (prediction.signals.same_subject or memory_cosine(older, newer) >= CORRECTED_COSINE):
         return None
@@ -271,8 +269,6 @@ def _left_behind(older: Memory, newer: Memory, prediction: Prediction) -> Verdic
     temporal change whatever the model says (it was trained on short sentence
     pairs and reads long facts poorly), provided the two are about one subject.
     """
-    from conflicts.detection.candidates import memory_cosine
-
     value = rules.leaves_what_other_states(newer.text, older.text)
     if value is None or not (prediction.signals.same_subject or memory_cosine(older, newer) >= LEFT_BEHIND_COSINE):
         return None

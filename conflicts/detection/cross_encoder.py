@@ -40,8 +40,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from django.conf import settings
 
 from conflicts.detection.network import LABELS, softmax
+from memories.embeddings import SideBySide, onnx_session
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -132,8 +134,6 @@ class CrossEncoder:
     """Four-label probabilities (``dataset.LABELS`` order) for pairs of texts, read together."""
 
     def __init__(self, model_path: Path = WEIGHTS_PATH, *, threads: int | None = None) -> None:
-        from memories.embeddings import SideBySide, onnx_session
-
         if not model_path.is_file():
             raise CrossEncoderError(f"{model_path}: no such file; run python manage.py train_cross_encoder")
         self.metadata: dict[str, Any] = json.loads(model_path.with_suffix(".json").read_text(encoding="utf-8"))
@@ -236,6 +236,4 @@ def read_again(
 @lru_cache(maxsize=2)
 def load_cross_encoder(model_path: Path = WEIGHTS_PATH) -> CrossEncoder:
     """The shipped cross-encoder, loaded once per process on first use."""
-    from django.conf import settings
-
     return CrossEncoder(model_path, threads=settings.MEMORYHUB_EMBEDDER_THREADS)

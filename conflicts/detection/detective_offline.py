@@ -31,10 +31,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from conflicts.detection import rules
+from conflicts.detection.classifier import PairInput, classify_pairs, stored_vector
 from conflicts.detection.rules import RuleSignals, analyse
 from conflicts.detection.verdict import Relation, Verdict
 from conflicts.forgetting import StoryFact
-from conflicts.narrative import Flag
+from conflicts.story import Flag
+from memories.embeddings import embed_texts
 
 StoryPairClassifier = Callable[[list[tuple[StoryFact, StoryFact]]], list[Verdict]]
 
@@ -229,8 +231,6 @@ def _linked(older: StoryFact, newer: StoryFact, similarity: float) -> bool:
 def _vectors(facts: list[StoryFact]) -> np.ndarray:
     missing = [i for i, f in enumerate(facts) if f.vector is None]
     if missing:
-        from memories.embeddings import embed_texts
-
         fresh = embed_texts([facts[i].text for i in missing])
         filled = dict(zip(missing, fresh, strict=True))
     else:
@@ -514,7 +514,6 @@ def _default_classifier() -> StoryPairClassifier:
 
 def classify_story_pairs(pairs: list[tuple[StoryFact, StoryFact]]) -> list[Verdict]:
     """The shipped classifier on story facts (their stored embeddings reused where it can read them)."""
-    from conflicts.detection.classifier import PairInput, classify_pairs, stored_vector
 
     def vector(fact: StoryFact) -> np.ndarray | None:
         return stored_vector(fact.vector, fact.embedding_model)

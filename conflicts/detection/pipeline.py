@@ -12,11 +12,14 @@ from dataclasses import dataclass
 from functools import partial
 
 from conflicts.detection.candidates import Candidate, candidates_for
+from conflicts.detection.classifier import classify_memory_pairs
+from conflicts.detection.llm import escalate_unsure
 from conflicts.detection.verdict import Relation, Verdict
 from conflicts.models import DetectionContext
 from conflicts.services import Resolution, conflict_resolve, pair_order
 from memories.audit import Actor
 from memories.models import Memory
+from memoryhub.llm import llm_enabled
 
 PairClassifier = Callable[[list[tuple[Memory, Memory]]], list[Verdict]]
 
@@ -42,8 +45,6 @@ READS_PER_FACT = 1
 
 def offline_classifier() -> PairClassifier:
     """Tier 0 + tier 1: the shipped classifier, with the rules as features and overrides."""
-    from conflicts.detection.classifier import classify_memory_pairs
-
     return partial(classify_memory_pairs, most_read=READS_PER_FACT)
 
 
@@ -76,12 +77,8 @@ def detect(
 
 
 def _escalate(pairs: list[tuple[Memory, Memory]], verdicts: list[Verdict]) -> list[Verdict]:
-    from memoryhub.llm import llm_enabled
-
     if not llm_enabled():
         return verdicts
-    from conflicts.detection.llm import escalate_unsure
-
     return escalate_unsure(pairs, verdicts)
 
 

@@ -8,8 +8,9 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from conflicts.models import Answer, ConflictCard, DetectiveRun
-from conflicts.narrative import Flag, detective_request, detective_run, detective_schedule, flag_to_card
-from conflicts.story import short_id
+from conflicts.narrative import detective_run, flag_to_card
+from conflicts.story import Flag, short_id
+from conflicts.tasks import detective_request, detective_schedule
 from memories.models import Memory
 from tests.conftest import AgentClient
 from tests.memories.recall_helpers import day, remember

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
-from workspaces.demo import demo_setup
+from memoryhub.demo import demo_setup
 
 
 class Command(BaseCommand):

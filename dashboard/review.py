@@ -23,9 +23,9 @@ from conflicts import inbox, insights
 from conflicts.feedback import CardAlreadyAnswered, card_answer, card_answer_undo
 from conflicts.models import ConflictCard, Tolerance
 from conflicts.tolerance import tolerance_set
+from dashboard.charts import Series, bar_chart, line_chart
 from memories.audit import Actor
 from memories.models import Event
-from memoryhub.charts import Series, bar_chart, line_chart
 from memoryhub.errors import DomainError
 from workspaces.access import membership_for, not_found_as_404
 from workspaces.models import Membership, Role

@@ -20,6 +20,12 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
+from conflicts.detection.pipeline import detect_and_resolve
+from conflicts.models import ConflictCard, DetectiveRun
+from conflicts.narrative import detective_run
+from memories.audit import Actor
+from memories.models import ActorType, Memory, Status
+from memories.services import MemoryInput, memories_embed_pending, memory_create
 from workspaces.models import Role, Workspace
 from workspaces.services import agent_key_create, membership_set, workspace_get_or_create
 
@@ -27,7 +33,6 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from conflicts.detection.pipeline import PairClassifier
-    from memories.models import Memory
 
 logger = logging.getLogger(__name__)
 
@@ -83,11 +88,6 @@ def demo_seed(*, workspace: Workspace, path: Path = DEMO_DATA, classify: PairCla
     facts are still seeded and a warning is logged; the worker's sweep checks
     them once detection works.
     """
-    from conflicts.models import ConflictCard
-    from memories.audit import Actor
-    from memories.models import ActorType, Memory, Status
-    from memories.services import MemoryInput, memories_embed_pending, memory_create
-
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
     now = timezone.now()
     created = []
@@ -120,17 +120,11 @@ def demo_seed(*, workspace: Workspace, path: Path = DEMO_DATA, classify: PairCla
 
 def _read_the_story(workspace: Workspace) -> None:
     """One offline run of the narrative detective over the whole demo history (it is small)."""
-    from conflicts.models import DetectiveRun
-    from conflicts.narrative import detective_run
-
     run = DetectiveRun.objects.create(workspace=workspace, trigger="schedule")
     detective_run(run_id=run.pk, mode="offline", whole_story=True)
 
 
 def _detect_in_order(memories: Iterable[Memory], classify: PairClassifier | None) -> bool:
-    from conflicts.detection.pipeline import detect_and_resolve
-    from memories.models import Memory, Status
-
     for memory in memories:
         try:
             with transaction.atomic():

@@ -8,8 +8,8 @@ import pytest
 from conflicts.detection.verdict import Relation, Verdict
 from conflicts.models import ConflictCard, DetectiveRun
 from memories.models import Memory
+from memoryhub.demo import DEMO_DATA, demo_seed
 from tests.conflicts.scripted import ScriptedClassifier
-from workspaces.demo import DEMO_DATA, demo_seed
 from workspaces.models import Workspace
 
 pytestmark = pytest.mark.django_db

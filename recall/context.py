@@ -11,9 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
+from memories.embeddings import embed_text
 from memories.models import Kind
-from memories.recall import Hit, RecallQuery, recall
-from memories.tokens import count_tokens
+from recall.hybrid import Hit, RecallQuery, recall
+from recall.tokens import count_tokens
 from workspaces.models import Workspace
 
 # Passive context is stricter than an explicit recall (0.3): it is not asked for.
@@ -100,8 +101,6 @@ def context_assemble(*, workspace: Workspace, request: ContextRequest) -> Contex
 
 
 def _streamed(workspace: Workspace, request: ContextRequest, query: str) -> list[Hit]:
-    from memories.embeddings import embed_text
-
     vector = embed_text(query)
     hits: list[Hit] = []
     episode_kinds = [Kind.EPISODE.value]

@@ -10,8 +10,8 @@ import pytest
 from conflicts.models import Uncertainty
 from memories.audit import Actor
 from memories.models import Link, Memory
-from memories.recall import Expand, RecallQuery, bm25_terms, recall
 from memories.services import memory_supersede
+from recall.hybrid import Expand, RecallQuery, bm25_terms, recall
 from tests.memories.recall_helpers import day, remember
 from workspaces.models import Workspace
 
@@ -74,7 +74,7 @@ def test_an_inflected_word_counts_as_a_lexical_match(workspace: Workspace) -> No
 
 
 def test_the_hnsw_search_beam_widens_with_the_index() -> None:
-    from memories.recall import MAX_EF_SEARCH, MIN_EF_SEARCH, ef_search_for
+    from recall.hybrid import MAX_EF_SEARCH, MIN_EF_SEARCH, ef_search_for
 
     assert ef_search_for(0) == MIN_EF_SEARCH
     assert ef_search_for(100_000) == MIN_EF_SEARCH
@@ -232,7 +232,7 @@ def test_near_duplicates_collapse_to_the_most_confident_and_k_stays_k(workspace:
 def test_diversity_keeps_the_newer_of_two_near_identical_statements_only_when_they_rank_alike(
     newer_score: float, newer_confidence: float, kept: str
 ) -> None:
-    from memories.recall import Hit, ScoreParts, _diverse
+    from recall.hybrid import Hit, ScoreParts, _diverse
 
     vector = [1.0] + [0.0] * 383
     older = Memory(text="The Growth plan costs $29", confidence=0.9, valid_from=day(1), embedding=vector)
@@ -248,7 +248,7 @@ def test_diversity_keeps_the_newer_of_two_near_identical_statements_only_when_th
 def test_of_two_answers_to_the_same_question_the_newer_goes_first_when_they_rank_alike(
     newer_score: float, newer_first: bool
 ) -> None:
-    from memories.recall import Hit, ScoreParts, _newer_first
+    from recall.hybrid import Hit, ScoreParts, _newer_first
 
     old_vector = [1.0, 0.0] + [0.0] * 382
     new_vector = [0.8, 0.6] + [0.0] * 382  # cosine 0.8 with the old one: the same question
@@ -280,7 +280,7 @@ def test_of_two_answers_to_the_same_question_the_newer_goes_first_when_they_rank
 def test_one_agents_reports_in_one_scope_need_less_similarity_to_answer_the_same_question(
     newer_scope: str, newer_agent: str, cosine: float, newer_first: bool
 ) -> None:
-    from memories.recall import Hit, ScoreParts, _newer_first
+    from recall.hybrid import Hit, ScoreParts, _newer_first
 
     old_vector = [1.0, 0.0] + [0.0] * 382
     new_vector = [cosine, (1 - cosine**2) ** 0.5] + [0.0] * 382
@@ -309,7 +309,7 @@ def test_one_agents_reports_in_one_scope_need_less_similarity_to_answer_the_same
 
 def test_lexical_candidates_that_rank_alike_are_taken_closest_in_meaning_first(workspace: Workspace) -> None:
     from memories.embeddings import embed_text
-    from memories.recall import _filtered, _lexical_candidates
+    from recall.hybrid import _filtered, _lexical_candidates
 
     topics = ["billing invoices", "the login page", "search filters", "the mobile app", "CSV exports"]
     for topic in topics:
@@ -326,7 +326,7 @@ def test_lexical_candidates_that_rank_alike_are_taken_closest_in_meaning_first(w
 def test_words_common_to_much_of_the_workspace_fetch_no_lexical_candidates(workspace: Workspace) -> None:
     from django.db import connection
 
-    from memories import recall as recall_module
+    from recall import hybrid as recall_module
 
     Memory.objects.bulk_create(
         Memory(workspace=workspace, text=f"The team shipped release {n}", status="active") for n in range(600)

@@ -41,7 +41,8 @@ from django.db.models import F, Q, QuerySet
 from django.db.models.functions import Now
 from pgvector.django import CosineDistance
 
-from memories.embeddings import DIMENSIONS
+from conflicts.models import Uncertainty, UncertaintyState, UncertaintyType
+from memories.embeddings import DIMENSIONS, embed_text
 from memories.models import LIVE_STATUSES, Link, Memory, Reliability
 from memories.selectors import memories_load_vectors
 from memoryhub.errors import InvalidInput
@@ -186,8 +187,6 @@ def recall(*, workspace: Workspace, query: RecallQuery, query_vector: np.ndarray
     if query.mode == "semantic":
         weights = Weights(cosine=1.0, lexical=0.0, recency=0.0, importance=0.0, confidence=0.0)
     if query_vector is None:
-        from memories.embeddings import embed_text
-
         query_vector = embed_text(query.query)
     pool_size = max(40, query.k * 4)
 
@@ -704,8 +703,6 @@ def _expansions(results: list[Hit], spec: Expand) -> list[Hit]:
 
 def _annotate_disputes(hits: list[Hit]) -> None:
     """Attach open uncertainties and, for contradictions, the memories on the other side."""
-    from conflicts.models import Uncertainty, UncertaintyState, UncertaintyType
-
     by_id = {h.memory.pk: h for h in hits}
     if not by_id:
         return

@@ -12,8 +12,9 @@ from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI
 from ninja.errors import HttpError
 
-from conflicts.api import router as conflicts_router
-from memories.api import router as memories_router
+from api.conflicts import router as conflicts_router
+from api.memories import router as memories_router
+from api.recall import router as recall_router
 from memoryhub.errors import DomainError, InvalidInput
 
 api = NinjaAPI(
@@ -25,6 +26,7 @@ api = NinjaAPI(
     openapi_url="/openapi.json",
 )
 api.add_router("/v1", memories_router)
+api.add_router("/v1", recall_router)
 api.add_router("/v1", conflicts_router)
 
 

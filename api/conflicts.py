@@ -7,10 +7,7 @@ import uuid
 from django.http import HttpRequest
 from ninja import Query, Router, Status
 
-from conflicts import narrative, selectors
-from conflicts.feedback import card_answer
-from conflicts.models import ConflictCard, DetectiveRun
-from conflicts.schemas import (
+from api.conflict_schemas import (
     AnswerIn,
     AnswerOut,
     CardOut,
@@ -24,6 +21,9 @@ from conflicts.schemas import (
     UncertaintyOut,
     UndoIn,
 )
+from conflicts import selectors, tasks
+from conflicts.feedback import card_answer
+from conflicts.models import ConflictCard, DetectiveRun
 from conflicts.surfacing import uncertainties_surface
 from memories.audit import Actor
 from memories.models import Event
@@ -117,7 +117,7 @@ def undo_event(request: HttpRequest, event_id: int, payload: UndoIn | None = Non
 @router.post("/detective/run", response={202: DetectiveRunOut}, tags=["detective"], summary="Run the detective now")
 def run_detective(request: HttpRequest) -> Status[DetectiveRun]:
     """Queue a narrative pass over the workspace's history; the answer comes back at once."""
-    return Status(202, narrative.detective_request(workspace=_key(request).workspace))
+    return Status(202, tasks.detective_request(workspace=_key(request).workspace))
 
 
 @router.get("/detective/runs", response=list[DetectiveRunOut], tags=["detective"], summary="Recent detective runs")

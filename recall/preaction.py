@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Q
 
+from conflicts.models import Uncertainty, UncertaintyState
 from memories.models import LIVE_STATUSES, Memory, Reliability
 from memoryhub.errors import InvalidInput
 from workspaces.models import Workspace
@@ -33,8 +34,6 @@ class ActionCheck:
 
 
 def check_action(*, workspace: Workspace, memory_ids: list[uuid.UUID]) -> list[ActionCheck]:
-    from conflicts.models import Uncertainty, UncertaintyState
-
     memories = {m.pk: m for m in Memory.objects.filter(workspace=workspace, pk__in=memory_ids).defer("embedding")}
     missing = [str(i) for i in memory_ids if i not in memories]
     if missing:

@@ -13,14 +13,14 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from conflicts.models import ConflictCard
+from dashboard.charts import Edge, Node, link_graph
 from memories import browse
 from memories.audit import Actor
 from memories.models import Kind, Reliability
-from memories.recall import RecallQuery, recall
 from memories.selectors import MemoryFilters, memory_chain, memory_get, memory_list
 from memories.services import memory_forget, memory_restore, memory_supersede
-from memoryhub.charts import Edge, Node, link_graph
 from memoryhub.errors import DomainError
+from recall.hybrid import RecallQuery, recall
 from workspaces.access import membership_for, not_found_as_404
 from workspaces.models import Role
 

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from ninja import Field, Schema
 
-from memories.schemas import MemoryRefOut
+from api.schemas import MemoryRefOut
 
 
 class UncertaintyOut(Schema):

@@ -7,10 +7,10 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from memories.selectors import workspaces_for_user
 from memoryhub.errors import DomainError
 from workspaces.access import SESSION_KEY, membership_for
 from workspaces.models import AgentKey, Membership, Role
-from workspaces.selectors import workspaces_for_user
 from workspaces.services import agent_key_create, agent_key_revoke, membership_set
 
 

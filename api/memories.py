@@ -1,25 +1,20 @@
-"""Agent REST endpoints for memories and links (mounted under /api/v1)."""
+"""Agent REST endpoints for memories and links (mounted under /api/v1).
+
+A commit goes through ``conflicts.ingestion``: stored, and checked at once when the
+agent asks for it (``on_conflict``); everything else is a memories service or selector.
+"""
 
 from __future__ import annotations
 
 import uuid
-from dataclasses import asdict
 
 from django.http import HttpRequest
 from ninja import Query, Router, Status
 
-from conflicts.detection.pipeline import Finding
-from memories import context, preaction, recall, selectors, services
-from memories.audit import Actor
-from memories.models import Link, Memory
-from memories.schemas import (
+from api.schemas import (
     ChainOut,
     ChangeOut,
-    CheckActionIn,
-    CheckActionOut,
     CommitRejectedOut,
-    ContextIn,
-    ContextOut,
     LinkIn,
     LinkOut,
     MemoryCreateOut,
@@ -30,10 +25,13 @@ from memories.schemas import (
     NeighborsOut,
     NeighborsQuery,
     ReasonIn,
-    RecallHitOut,
-    RecallIn,
     SupersedeIn,
 )
+from conflicts.detection.pipeline import Finding
+from conflicts.ingestion import memory_create_checked
+from memories import selectors, services
+from memories.audit import Actor
+from memories.models import Link, Memory
 from memoryhub.errors import InvalidInput, NotFound
 from workspaces.auth import AgentKeyAuth, request_agent_key
 
@@ -57,8 +55,6 @@ def _memory_named_in_body(request: HttpRequest, memory_id: uuid.UUID, *, field: 
 
 @router.post("/memories", response={201: MemoryCreateOut, 409: CommitRejectedOut}, summary="Commit a fact")
 def create_memory(request: HttpRequest, payload: MemoryIn) -> Status[dict[str, object]]:
-    from conflicts.ingestion import memory_create_checked
-
     key = _key(request)
     actor = Actor.for_agent(key)
     data = services.MemoryInput(**payload.dict(exclude={"on_conflict"}))
@@ -180,93 +176,3 @@ def delete_link(request: HttpRequest, link_id: int) -> Status[None]:
         raise NotFound("no link with this id in the workspace")
     services.link_delete(link=link, actor=Actor.for_agent(_key(request)))
     return Status(204, None)
-
-
-def _hit_out(hit: recall.Hit) -> dict[str, object]:
-    return {
-        "memory": hit.memory,
-        "score": round(hit.score, 6),
-        "parts": asdict(hit.parts),
-        "reliability": hit.reliability,
-        "disputed": hit.disputed,
-        "open_uncertainties": hit.open_uncertainties,
-        "contradicted_by": hit.contradicted_by,
-        "expanded": hit.expanded,
-        "via": hit.via,
-        "replaces": hit.replaces,
-    }
-
-
-@router.post("/recall", response=list[RecallHitOut], tags=["recall"], summary="Hybrid recall of current facts")
-def recall_memories(request: HttpRequest, payload: RecallIn) -> list[dict[str, object]]:
-    query = recall.RecallQuery(
-        query=payload.query,
-        k=payload.k,
-        mode=payload.mode,
-        weights=payload.weights.dict(exclude_none=True) if payload.weights else {},
-        kinds=list(payload.kind),
-        scope=payload.scope,
-        agent=payload.agent,
-        tags_any=payload.tags,
-        tags_all=payload.tags_all,
-        min_confidence=payload.min_confidence,
-        include_superseded=payload.include_superseded,
-        as_of=payload.as_of,
-        expand=recall.Expand(**{**payload.expand.dict(), "rels": tuple(payload.expand.rels)})
-        if payload.expand
-        else None,
-        diversity=payload.diversity,
-        lexical_backend=payload.lexical,
-    )
-    return [_hit_out(hit) for hit in recall.recall(workspace=_key(request).workspace, query=query)]
-
-
-@router.post("/context", response=ContextOut, tags=["recall"], summary="Passive context for the next turn")
-def assemble_context(request: HttpRequest, payload: ContextIn) -> dict[str, object]:
-    result = context.context_assemble(
-        workspace=_key(request).workspace,
-        request=context.ContextRequest(
-            recent_messages=[context.Message(m.role, m.content) for m in payload.recent_messages],
-            tool_results=payload.tool_results,
-            budget_tokens=payload.budget_tokens,
-            facts=payload.facts,
-            episodes=payload.episodes,
-            scope=payload.scope,
-        ),
-    )
-    return {
-        "query": result.query,
-        "budget_tokens": result.budget_tokens,
-        "used_tokens": result.used_tokens,
-        "messages": [{"role": m.item.role, "content": m.item.content, "tokens": m.tokens} for m in result.messages],
-        "tool_results": [{"content": t.item, "tokens": t.tokens} for t in result.tool_results],
-        "memories": [{**_hit_out(h.item), "tokens": h.tokens} for h in result.memories],
-        "dropped": {
-            "messages": result.dropped_messages,
-            "tool_results": result.dropped_tool_results,
-            "memories": result.dropped_memories,
-        },
-    }
-
-
-@router.post("/check-action", response=CheckActionOut, tags=["recall"], summary="Is each memory safe to act on?")
-def check_action(request: HttpRequest, payload: CheckActionIn) -> dict[str, object]:
-    checks = preaction.check_action(workspace=_key(request).workspace, memory_ids=payload.memory_ids)
-    return {
-        "proceed": all(c.proceed for c in checks),
-        "results": [
-            {
-                "memory_id": c.memory.pk,
-                "proceed": c.proceed,
-                "reliability": c.memory.reliability,
-                "status": c.memory.status,
-                "confidence": c.memory.confidence,
-                "adjusted_confidence": c.adjusted_confidence,
-                "warning": c.warning,
-                "clarification": c.clarification,
-                "open_uncertainties": c.open_uncertainties,
-                "conflicting": c.conflicting,
-            }
-            for c in checks
-        ],
-    }

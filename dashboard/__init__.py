@@ -1,0 +1,1 @@
+"""The review dashboard (HTMX): workspaces, the inbox and decisions, the memory browser."""

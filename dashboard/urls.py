@@ -1,0 +1,57 @@
+"""The dashboard's URLs in three namespaces.
+
+``dashboard`` (workspaces, members, keys), ``review`` (inbox, decisions, insights)
+and ``browser`` (memories, chains).
+"""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from dashboard import browser, review, workspaces
+
+workspace_patterns = (
+    [
+        path("", workspaces.home, name="home"),
+        path("switch/", workspaces.switch, name="switch"),
+        path("w/<slug:slug>/", workspaces.workspace_home, name="workspace"),
+        path("w/<slug:slug>/members/", workspaces.members, name="members"),
+        path("w/<slug:slug>/keys/", workspaces.keys, name="keys"),
+        path("w/<slug:slug>/keys/<int:key_id>/revoke/", workspaces.key_revoke, name="key_revoke"),
+    ],
+    "dashboard",
+)
+
+# Under /w/<slug>/.
+review_patterns = (
+    [
+        path("inbox/", review.inbox_view, name="inbox"),
+        path("cards/<uuid:card_id>/", review.card_view, name="card"),
+        path("cards/<uuid:card_id>/answer/", review.answer_view, name="answer"),
+        path("undo/", review.undo_view, name="undo"),
+        path("decisions/", review.decisions_view, name="decisions"),
+        path("decisions/<int:event_id>/confirm/", review.decision_action_view, {"action": "confirm"}, name="confirm"),
+        path("decisions/<int:event_id>/revert/", review.decision_action_view, {"action": "revert"}, name="revert"),
+        path("insights/", review.insights_view, name="insights"),
+        path("insights/tolerance/", review.tolerance_view, name="tolerance"),
+    ],
+    "review",
+)
+
+# Under /w/<slug>/.
+browser_patterns = (
+    [
+        path("memories/", browser.browser_view, name="memories"),
+        path("memories/<uuid:memory_id>/", browser.memory_view, name="memory"),
+        path("memories/<uuid:memory_id>/restore/", browser.memory_action_view, {"action": "restore"}, name="restore"),
+        path("memories/<uuid:memory_id>/forget/", browser.memory_action_view, {"action": "forget"}, name="forget"),
+        path(
+            "memories/<uuid:memory_id>/supersede/",
+            browser.memory_action_view,
+            {"action": "supersede"},
+            name="supersede",
+        ),
+        path("chains/", browser.chains_view, name="chains"),
+    ],
+    "browser",
+)
