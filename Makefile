@@ -2,35 +2,44 @@
 PYTHON ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-stamp
+# What the running product needs (`make run`), and that plus the training stack and the tools (`make test`).
+RUNTIME := $(VENV)/.installed-runtime
+DEV := $(VENV)/.installed-dev
 PORT ?= 8000
 
-.PHONY: install run test lint typecheck pytest bench stop-db clean-db lock
+.PHONY: install install-dev run test lint typecheck pytest bench stop-db lock
 
-$(STAMP): pyproject.toml requirements.lock
+$(VENV)/bin/python:
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH"; exit 1; }
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -c requirements.lock -e ".[dev]"
-	touch $(STAMP)
 
-install: $(STAMP)
+$(RUNTIME): pyproject.toml requirements.lock | $(VENV)/bin/python
+	$(BIN)/python -m pip install --quiet -c requirements.lock -e .
+	touch $(RUNTIME)
+
+$(DEV): pyproject.toml requirements.lock | $(VENV)/bin/python
+	$(BIN)/python -m pip install --quiet -c requirements.lock -e ".[dev]"
+	touch $(RUNTIME) $(DEV)
+
+install: $(RUNTIME)
+install-dev: $(DEV)
 
 ## Start the product: embedded Postgres, migrations, demo workspace, web + worker + beat. Ctrl-C stops all.
 run: install
 	$(BIN)/python manage.py run_hub --port $(PORT)
 
 ## The whole suite: lint, types, migration check, tests (browser tests included).
-test: install lint typecheck pytest
+test: install-dev lint typecheck pytest
 
-lint: install
+lint: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-typecheck: install
+typecheck: install-dev
 	$(BIN)/mypy
 
-pytest: install
+pytest: install-dev
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	$(BIN)/pytest
 
@@ -40,6 +49,6 @@ bench: install
 stop-db: install
 	$(BIN)/python manage.py stop_db
 
-## Regenerate the lock after changing dependencies in pyproject.toml.
-lock: install
+## Regenerate the lock after changing dependencies in pyproject.toml (from the dev install: it pins everything).
+lock: install-dev
 	$(BIN)/python -m pip freeze --exclude-editable | grep -v '^memoryhub' > requirements.lock
