@@ -7,6 +7,7 @@ agent asks for it (``on_conflict``); everything else is a memories service or se
 from __future__ import annotations
 
 import uuid
+from dataclasses import asdict
 
 from django.http import HttpRequest
 from ninja import Query, Router, Status
@@ -15,6 +16,7 @@ from api.schemas import (
     ChainOut,
     ChangeOut,
     CommitRejectedOut,
+    ErrorOut,
     LinkIn,
     LinkOut,
     MemoryCreateOut,
@@ -25,6 +27,7 @@ from api.schemas import (
     NeighborsOut,
     NeighborsQuery,
     ReasonIn,
+    StatusOut,
     SupersedeIn,
 )
 from conflicts.detection.pipeline import Finding
@@ -32,7 +35,8 @@ from conflicts.ingestion import memory_create_checked
 from memories import selectors, services
 from memories.audit import Actor
 from memories.models import Link, Memory
-from memoryhub.errors import InvalidInput, NotFound
+from memoryhub.broker import broker_depth
+from memoryhub.errors import InvalidInput, NotFound, TryAgainLater
 from workspaces.auth import AgentKeyAuth, request_agent_key
 
 router = Router(auth=AgentKeyAuth(), tags=["memories"])
@@ -53,7 +57,15 @@ def _memory_named_in_body(request: HttpRequest, memory_id: uuid.UUID, *, field: 
         raise InvalidInput(exc.message, field=field) from exc
 
 
-@router.post("/memories", response={201: MemoryCreateOut, 409: CommitRejectedOut}, summary="Commit a fact")
+@router.post(
+    "/memories",
+    response={201: MemoryCreateOut, 409: CommitRejectedOut, 503: ErrorOut},
+    summary="Commit a fact",
+    description=(
+        "`on_conflict=raise` refuses a clashing fact (409) and stores nothing when its check cannot finish "
+        "within the time box (503 with `Retry-After`); `warn` and `supersede` then store it with `checked: false`."
+    ),
+)
 def create_memory(request: HttpRequest, payload: MemoryIn) -> Status[dict[str, object]]:
     key = _key(request)
     actor = Actor.for_agent(key)
@@ -64,6 +76,12 @@ def create_memory(request: HttpRequest, payload: MemoryIn) -> Status[dict[str, o
     else:
         result = memory_create_checked(workspace=key.workspace, actor=actor, data=data, on_conflict=payload.on_conflict)
         conflicts = [_conflict_out(f) for f in result.findings]
+        if result.action == "unchecked":
+            raise TryAgainLater(
+                "not stored: the conflict check did not finish in time, and on_conflict=raise stores only a checked "
+                "fact; send it again",
+                retry_after_seconds=1,
+            )
         if result.memory is None:
             detail = f"not stored: the fact clashes with {len(conflicts)} existing memories (on_conflict=raise)"
             return Status(409, {"detail": detail, "conflicts": conflicts})
@@ -176,3 +194,15 @@ def delete_link(request: HttpRequest, link_id: int) -> Status[None]:
         raise NotFound("no link with this id in the workspace")
     services.link_delete(link=link, actor=Actor.for_agent(_key(request)))
     return Status(204, None)
+
+
+@router.get("/status", response=StatusOut, tags=["status"], summary="How far behind the pipeline is")
+def pipeline_status(request: HttpRequest) -> dict[str, object]:
+    """Facts waiting for embedding and for their conflict check, and the broker's depth: a backlog shows here first."""
+    backlog = selectors.pipeline_backlog(workspace=_key(request).workspace)
+    depth = broker_depth()
+    return {
+        "embedding": asdict(backlog.embedding),
+        "checking": asdict(backlog.checking),
+        "broker": asdict(depth) if depth else None,
+    }

@@ -15,7 +15,7 @@ from ninja.errors import HttpError
 from api.conflicts import router as conflicts_router
 from api.memories import router as memories_router
 from api.recall import router as recall_router
-from memoryhub.errors import DomainError, InvalidInput
+from memoryhub.errors import DomainError, InvalidInput, TryAgainLater
 
 api = NinjaAPI(
     title="MemoryHub",
@@ -37,7 +37,10 @@ def domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
         detail: object = [{"loc": loc, "msg": exc.message, "type": "value_error"}]
     else:
         detail = exc.message
-    return api.create_response(request, {"detail": detail}, status=exc.status_code)
+    response = api.create_response(request, {"detail": detail}, status=exc.status_code)
+    if isinstance(exc, TryAgainLater):
+        response["Retry-After"] = str(exc.retry_after_seconds)
+    return response
 
 
 @api.exception_handler(HttpError)

@@ -133,6 +133,10 @@ class MemoryCreateOut(Schema):
     memory: MemoryOut
 
 
+class ErrorOut(Schema):
+    detail: str
+
+
 class CommitRejectedOut(Schema):
     detail: str
     conflicts: list[ConflictOut]
@@ -403,3 +407,19 @@ class ActionCheckOut(Schema):
 class CheckActionOut(Schema):
     proceed: bool
     results: list[ActionCheckOut]
+
+
+class BacklogOut(Schema):
+    waiting: int
+    oldest_seconds: float | None = Field(description="how long the longest-waiting fact has waited; null when none")
+
+
+class BrokerOut(Schema):
+    waiting: dict[str, int] = Field(description="messages not yet taken by a worker, by queue (fresh, background)")
+    delivered: int = Field(description="delivered messages not yet pruned from the broker's table")
+
+
+class StatusOut(Schema):
+    embedding: BacklogOut = Field(description="the key's workspace: facts committed and waiting for a vector")
+    checking: BacklogOut = Field(description="the key's workspace: facts embedded and waiting for the conflict check")
+    broker: BrokerOut | None = Field(description="the embedded SQL broker's queue (all workspaces); null for another")

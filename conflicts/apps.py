@@ -9,7 +9,13 @@ class ConflictsConfig(AppConfig):
     def ready(self) -> None:
         # What conflicts does when memories announces something (memories never imports conflicts).
         from conflicts import services, tasks
+        from conflicts.detection.classifier import classify
         from memories import hooks
+        from memoryhub.warmup import warm_on_start
 
         hooks.facts_embedded.subscribe(tasks.enqueue_detection)
         hooks.fact_reinforced.subscribe(services.uncertainties_resolve_on_reinforce)
+        # Both tiers and the cross-encoder they consult, read once (a near-duplicate pair is read again).
+        warm_on_start(
+            "detector", lambda: classify("The API allows 1,000 req/s.", "The API allows 1,000 requests a second.")
+        )

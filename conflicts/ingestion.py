@@ -2,8 +2,11 @@
 
 The default commit (``ignore``) returns at once and leaves detection to the
 worker. These modes embed the fact on the request path and run the offline
-tiers within a time box (600 ms), so an agent can ask "does this clash with
-anything?" before it moves on.
+tiers within a time box (``MEMORYHUB_CHECK_TIME_BOX_MS``, 600 ms), so an agent
+can ask "does this clash with anything?" before it moves on. When the box runs
+out before the check is done, ``warn`` and ``supersede`` store the fact and say
+``checked: false``; ``raise`` stores nothing (``action="unchecked"``): an agent
+that asked to refuse a clashing fact never gets one stored unchecked.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -31,14 +35,13 @@ from memories.services import (
 )
 from workspaces.models import Workspace
 
-TIME_BOX_SECONDS = 0.6
 OnConflict = Literal["warn", "supersede", "raise"]
 CLASHES = (Relation.TEMPORAL_CHANGE, Relation.TRUE_CONTRADICTION, Relation.DUPLICATE)
 
 
 @dataclass
 class CheckedCommit:
-    action: Literal["stored", "superseded", "merged", "rejected"]
+    action: Literal["stored", "superseded", "merged", "rejected", "unchecked"]
     memory: Memory | None
     findings: list[Finding] = field(default_factory=list)
     checked: bool = True
@@ -47,7 +50,7 @@ class CheckedCommit:
 def memory_create_checked(
     *, workspace: Workspace, actor: Actor, data: MemoryInput, on_conflict: OnConflict
 ) -> CheckedCommit:
-    deadline = time.monotonic() + TIME_BOX_SECONDS
+    deadline = time.monotonic() + settings.MEMORYHUB_CHECK_TIME_BOX_MS / 1000
     embedder = get_embedder()
     vector = embedder.embed([data.text])[0]
     draft = _draft(workspace, actor, data, vector, embedder.name)
@@ -62,6 +65,8 @@ def memory_create_checked(
         checked = time.monotonic() < deadline or bool(findings)
     if on_conflict == "raise" and findings:
         return CheckedCommit("rejected", None, findings, checked)
+    if on_conflict == "raise" and not checked:
+        return CheckedCommit("unchecked", None, findings, checked=False)
 
     with transaction.atomic():
         memory = memory_create(workspace=workspace, actor=actor, data=data, embedding=(vector, embedder.name))

@@ -1,9 +1,14 @@
-"""Celery entry points for detection: take ids, call the pipeline, retry on failure."""
+"""Celery entry points for detection: drain the facts waiting for a check in one task, queue detective runs.
+
+One message drains every fact waiting for its check (``memoryhub/drains.py``):
+a burst of commits puts one detection message on the broker, not one per fact.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
+import time
 import uuid
 
 from celery import shared_task
@@ -11,51 +16,96 @@ from django.conf import settings
 from django.db import IntegrityError, OperationalError, transaction
 from django.utils import timezone
 
-from conflicts.detection.pipeline import detect_and_resolve
+from conflicts.detection.pipeline import CheckFailed, check_next_waiting
 from conflicts.models import DetectiveRun, RunState
 from conflicts.narrative import detective_run
 from memories.hooks import FactsEmbedded
 from memories.models import Memory, Status
+from memoryhub.broker import broker_prune
 from memoryhub.celery import idempotent_task
+from memoryhub.drains import drain_finished, drain_idle, drain_request, drain_started
 from workspaces.models import Workspace
 
 logger = logging.getLogger(__name__)
+DETECT_DRAIN = "detect"
 UNCHECKED_GRACE = dt.timedelta(minutes=2)
+# One drain message works this long at most, then hands over to a new message at the back of the queue.
+DRAIN_SECONDS = 20.0
+
+
+class DetectionFailed(RuntimeError):
+    """Some facts could not be checked; they stay waiting and the drain is retried."""
+
+
+def request_detection() -> bool:
+    """Ask for a drain of the facts waiting for their check unless one is already waiting."""
+    return drain_request(DETECT_DRAIN, detect_pending.delay)
+
+
+def enqueue_detection(event: FactsEmbedded) -> None:
+    """Receiver of ``memories.hooks.facts_embedded``."""
+    request_detection()
 
 
 @idempotent_task
-def detect_conflicts(memory_id: str) -> int:
-    """Run detection once per fact: the claim and the work commit together.
+def detect_pending() -> int:
+    """Check every embedded, unchecked fact, one short transaction each (``check_next_waiting``).
 
-    The conditional UPDATE claims the fact (``checked_at`` was empty, so only
-    one worker proceeds); if detection fails, the transaction rolls back, the
-    claim with it, and the retry — or the sweep — runs it again.
+    Facts are claimed with ``SKIP LOCKED``, so two workers never check the same
+    fact; a worker killed mid-check rolls back and the fact waits for the next
+    drain. A fact whose check fails is skipped for the rest of this drain and
+    the task is retried with backoff; the others go on being checked.
     """
-    with transaction.atomic():
-        claimed = Memory.objects.filter(pk=uuid.UUID(memory_id), status=Status.ACTIVE, checked_at__isnull=True).update(
-            checked_at=timezone.now()
-        )
-        if not claimed:
-            return 0
-        memory = Memory.objects.get(pk=memory_id)
-        found = len(detect_and_resolve(memory))
+    drain_started(DETECT_DRAIN)
+    checked = 0
+    failed: set[uuid.UUID] = set()
+    touched: dict[int, Memory] = {}
+    try:
+        deadline = time.monotonic() + DRAIN_SECONDS
+        while True:
+            try:
+                memory = check_next_waiting(skip=failed)
+            except CheckFailed as exc:
+                logger.exception("checking %s failed; it stays waiting", exc.memory_id)
+                failed.add(exc.memory_id)
+                continue
+            if memory is None:
+                if not failed:
+                    _prune_delivered()
+                break
+            checked += 1
+            touched[memory.workspace_id] = memory
+            if time.monotonic() > deadline:
+                request_detection()
+                break
         # The story may have changed too: the detective reads it a little later, once per burst.
-        detective_schedule(workspace=memory.workspace, trigger_memory=memory)
-        return found
+        for memory in touched.values():
+            detective_schedule(workspace=memory.workspace, trigger_memory=memory)
+    finally:
+        drain_finished(DETECT_DRAIN)
+    if failed:
+        raise DetectionFailed(f"{len(failed)} facts could not be checked: {sorted(map(str, failed))[:5]}")
+    return checked
+
+
+def _prune_delivered() -> None:
+    try:
+        broker_prune()
+    except Exception:
+        logger.warning("could not prune the broker's delivered messages; the beat job will", exc_info=True)
 
 
 @shared_task(acks_late=True)
 def requeue_unchecked() -> int:
-    """Beat job: facts embedded a while ago but never checked (lost message, crashed worker)."""
+    """Beat job: ask for a drain when facts have waited for their check too long and no drain is queued or running.
+
+    Returns how many such facts there are (a lost message or a crashed worker left them).
+    """
     cutoff = timezone.now() - UNCHECKED_GRACE
-    ids = list(
-        Memory.objects.filter(status=Status.ACTIVE, checked_at__isnull=True, embedded_at__lt=cutoff)
-        .order_by("embedded_at")
-        .values_list("id", flat=True)[:1000]
-    )
-    for memory_id in ids:
-        detect_conflicts.delay(str(memory_id))
-    return len(ids)
+    waiting = Memory.objects.filter(status=Status.ACTIVE, checked_at__isnull=True, embedded_at__lt=cutoff).count()
+    if waiting and drain_idle(DETECT_DRAIN):
+        request_detection()
+    return waiting
 
 
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=5, max_retries=5)
@@ -78,15 +128,6 @@ def schedule_detective_runs() -> int:
             detective_request(workspace=workspace, trigger="schedule")
             started += 1
     return started
-
-
-def enqueue_detection(event: FactsEmbedded) -> None:
-    """Receiver of ``memories.hooks.facts_embedded``: check each newly embedded fact."""
-    for memory_id in event.memory_ids:
-        try:
-            detect_conflicts.delay(str(memory_id))
-        except Exception:
-            logger.exception("could not enqueue detection of %s; the sweep will retry", memory_id)
 
 
 # ---------------------------------------------------------------- queueing detective runs

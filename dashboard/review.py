@@ -26,6 +26,7 @@ from conflicts.tolerance import tolerance_set
 from dashboard.charts import Series, bar_chart, line_chart
 from memories.audit import Actor
 from memories.models import Event
+from memories.selectors import pipeline_backlog
 from memoryhub.errors import DomainError
 from workspaces.access import membership_for, not_found_as_404
 from workspaces.models import Membership, Role
@@ -272,6 +273,7 @@ def insights_view(request: HttpRequest, slug: str) -> HttpResponse:
         if precision
         else None,
         "tolerance": insights.tolerance_now(workspace=workspace),
+        "backlog": pipeline_backlog(workspace=workspace),
         "tolerance_chart": line_chart(
             [insights.tolerance_now(workspace=workspace) - sum(c.delta for c in history)] + [c.value for c in history],
             label="Tolerance after each answer",

@@ -9,5 +9,8 @@ class MemoriesConfig(AppConfig):
     def ready(self) -> None:
         # Tasks are imported once the app registry is ready (they import models).
         from memories import hooks, tasks
+        from memories.embeddings import get_embedder
+        from memoryhub.warmup import warm_on_start
 
         hooks.facts_waiting.subscribe(tasks.enqueue_embedding)
+        warm_on_start("embedder", lambda: get_embedder().embed(["warming up"]))

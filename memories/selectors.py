@@ -10,7 +10,7 @@ from typing import Literal
 
 from django.contrib.auth.models import User
 from django.contrib.postgres.search import SearchQuery
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, Min, Q, QuerySet
 from django.utils import timezone
 
 from memories.models import LIVE_STATUSES, Link, Memory, Reliability, Status
@@ -208,3 +208,38 @@ def workspaces_for_user(*, user: User) -> list[WorkspaceSummary]:
         pending=Count("memories", filter=Q(memories__status="pending_embed")),
     ).order_by("name")
     return [WorkspaceSummary(ws, roles.get(ws.pk, "admin"), ws.live, ws.pending) for ws in workspaces]
+
+
+def fresh_work_waiting() -> bool:
+    """Facts committed and not yet embedded, or embedded and not yet checked: work before any background job."""
+    return Memory.objects.filter(
+        Q(status=Status.PENDING_EMBED) | Q(status=Status.ACTIVE, checked_at__isnull=True)
+    ).exists()
+
+
+@dataclass(frozen=True)
+class Backlog:
+    waiting: int
+    oldest_seconds: float | None
+
+
+@dataclass(frozen=True)
+class PipelineBacklog:
+    embedding: Backlog  # committed, waiting for a vector
+    checking: Backlog  # embedded, waiting for the conflict check
+
+
+def pipeline_backlog(*, workspace: Workspace | None = None) -> PipelineBacklog:
+    """How many facts wait for embedding and for checking, and how long the oldest has waited."""
+    memories = Memory.objects.all() if workspace is None else Memory.objects.filter(workspace=workspace)
+    now = timezone.now()
+
+    def backlog(rows: QuerySet[Memory], since: str) -> Backlog:
+        summary = rows.aggregate(n=Count("id"), oldest=Min(since))
+        oldest = summary["oldest"]
+        return Backlog(summary["n"], round((now - oldest).total_seconds(), 1) if oldest else None)
+
+    return PipelineBacklog(
+        embedding=backlog(memories.filter(status=Status.PENDING_EMBED), "recorded_at"),
+        checking=backlog(memories.filter(status=Status.ACTIVE, checked_at__isnull=True), "embedded_at"),
+    )

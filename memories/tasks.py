@@ -1,48 +1,114 @@
-"""Celery entry points for memories: take ids, call a service, retry on failure."""
+"""Celery entry points for memories: drain the embedding queue in batches, re-embed, sweep.
+
+One message drains every waiting fact (``memoryhub/drains.py``): a burst of
+commits puts one message on the broker, not one per fact.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
-import uuid
+import time
 
 from celery import shared_task
 from django.conf import settings
 
 from memories import selectors, services
 from memories.hooks import FactsWaiting
+from memoryhub.broker import broker_prune
 from memoryhub.celery import idempotent_task
+from memoryhub.drains import drain_finished, drain_idle, drain_request, drain_started
 
 logger = logging.getLogger(__name__)
 
+EMBED_DRAIN = "embed"
+REEMBED_DRAIN = "reembed"
+# One drain message works this long at most, then hands over to a new message at the back of
+# the queue, so a long backlog never holds the worker from other queues' messages.
+DRAIN_SECONDS = 20.0
+# Background work that finds fresh work waiting steps aside for this long.
+YIELD_SECONDS = 2
+
+
+def request_embedding() -> bool:
+    """Ask for a drain of the embedding queue unless one is already waiting."""
+    return drain_request(EMBED_DRAIN, embed_pending.delay)
+
+
+def enqueue_embedding(event: FactsWaiting) -> None:
+    """Receiver of ``hooks.facts_waiting``."""
+    request_embedding()
+
 
 @idempotent_task
-def embed_memory(memory_id: str) -> int:
-    """Embed this fact and whatever else is pending, in one batch.
+def embed_pending() -> int:
+    """Embed every fact waiting for a vector, a batch per transaction (``memories_embed_pending``).
 
-    Idempotent: a fact that is already active is skipped, so a redelivered
-    message or a duplicate enqueue costs one cheap query.
+    Batches are claimed with ``SKIP LOCKED``, so two workers never embed the same
+    fact; a worker killed mid-batch rolls back and its facts wait for the next drain.
     """
-    return services.memories_embed_pending(first_id=uuid.UUID(memory_id))
+    drain_started(EMBED_DRAIN)
+    done = 0
+    try:
+        deadline = time.monotonic() + DRAIN_SECONDS
+        while batch := services.memories_embed_pending():
+            done += batch
+            if time.monotonic() > deadline:
+                request_embedding()
+                break
+        else:
+            _prune_delivered()
+    finally:
+        drain_finished(EMBED_DRAIN)
+    return done
+
+
+def _prune_delivered() -> None:
+    try:
+        broker_prune()
+    except Exception:
+        logger.warning("could not prune the broker's delivered messages; the beat job will", exc_info=True)
 
 
 @shared_task(acks_late=True)
 def requeue_stale_embeddings() -> int:
-    """Beat job: re-queue facts left in pending_embed (crashed worker, lost message)."""
+    """Beat job: ask for a drain when facts have waited too long and no drain is queued or running.
+
+    A lost message (the broker was down at commit, a worker was killed) leaves facts
+    in pending_embed; one drain message takes them all. Returns how many were waiting.
+    """
     stale = selectors.memories_stale_pending_ids(
-        older_than=dt.timedelta(seconds=settings.MEMORYHUB_EMBED_STALE_SECONDS)
+        older_than=dt.timedelta(seconds=settings.MEMORYHUB_EMBED_STALE_SECONDS), limit=1
     )
-    batch = settings.MEMORYHUB_EMBED_BATCH_SIZE
-    # One message per batch: each task embeds its id plus the next pending ones.
-    for start in range(0, len(stale), batch):
-        embed_memory.delay(str(stale[start]))
+    if stale and drain_idle(EMBED_DRAIN):
+        request_embedding()
     return len(stale)
 
 
-def enqueue_embedding(event: FactsWaiting) -> None:
-    """Receiver of ``hooks.facts_waiting``: one embed task for the facts (each drains a batch)."""
+def request_reembedding() -> bool:
+    """Queue re-embedding of every fact whose vector came from another embedder (background work)."""
+    return drain_request(REEMBED_DRAIN, reembed_stale.delay)
+
+
+@shared_task(acks_late=True)
+def reembed_stale() -> int:
+    """Background: re-embed stale vectors batch by batch, stepping aside while fresh facts wait."""
+    drain_started(REEMBED_DRAIN)
+    done = 0
     try:
-        embed_memory.delay(str(event.memory_ids[0]))
-    except Exception:
-        # The facts are committed; the beat job re-queues anything left pending.
-        logger.exception("could not enqueue embedding of %s; the sweep will retry", event.memory_ids)
+        deadline = time.monotonic() + DRAIN_SECONDS
+        while True:
+            if selectors.fresh_work_waiting():
+                # Fresh commits first: come back once they are embedded and checked.
+                reembed_stale.apply_async(countdown=YIELD_SECONDS)
+                break
+            batch = services.memories_reembed_stale()
+            if not batch:
+                break
+            done += batch
+            if time.monotonic() > deadline:
+                request_reembedding()
+                break
+    finally:
+        drain_finished(REEMBED_DRAIN)
+    return done

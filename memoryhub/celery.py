@@ -5,12 +5,35 @@ from collections.abc import Callable
 from typing import ParamSpec, TypeVar
 
 from celery import Celery, Task, shared_task
+from celery.signals import worker_init, worker_process_init
+from django.conf import settings
+from kombu.transport import sqlalchemy as sql_transport
+
+from memoryhub.warmup import warm
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
 
 app = Celery("memoryhub")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+
+
+@worker_init.connect
+def _poll_promptly(**kwargs: object) -> None:
+    """The embedded broker's worker sleeps MEMORYHUB_BROKER_POLL_SECONDS between polls, not kombu's 1 s.
+
+    Set on the class: the SQL transport hands every transport option to SQLAlchemy's
+    ``create_engine``, which refuses ``polling_interval``.
+    """
+    sql_transport.Transport.polling_interval = settings.MEMORYHUB_BROKER_POLL_SECONDS
+
+
+@worker_process_init.connect
+def _load_models(**kwargs: object) -> None:
+    """Each worker process loads the models before it takes its first task."""
+    if settings.MEMORYHUB_WARM_MODELS:
+        warm()
+
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -1,6 +1,6 @@
 """Domain errors that services raise and every interface turns into a response.
 
-The REST API maps them to 404 / 409 / 422 (see ``api.root``); the
+The REST API maps them to 404 / 409 / 422 / 503 (see ``api.root``); the
 dashboard shows their message. Services never return HTTP objects.
 """
 
@@ -30,3 +30,13 @@ class InvalidInput(DomainError):
     """A value is well-formed but not acceptable (names the offending field)."""
 
     status_code = 422
+
+
+class TryAgainLater(DomainError):
+    """The work could not be done in time now; the same request is expected to succeed later."""
+
+    status_code = 503
+
+    def __init__(self, message: str, *, retry_after_seconds: int = 1) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds

@@ -15,6 +15,7 @@ from typing import Any
 
 import dj_database_url
 import django_stubs_ext
+from kombu import Queue
 
 # Lets admin classes be written as ModelAdmin[Model] for the type checker.
 django_stubs_ext.monkeypatch()
@@ -163,6 +164,18 @@ if not CELERY_BROKER_URL:
         CELERY_BROKER_URL = broker_url_on_database(BROKER_DATABASE_NAME)
     else:
         CELERY_BROKER_URL = broker_url_on_database(DATABASES["default"]["NAME"])
+# On the SQL transport a worker polls its queues; between polls it sleeps this long, so an idle
+# worker starts a queued task within it (kombu's default, 1 s, held the worker to ~1 task a second).
+MEMORYHUB_BROKER_POLL_SECONDS = env_float("MEMORYHUB_BROKER_POLL_SECONDS", 0.05)
+# Two queues, both consumed by every worker: fresh commits (embedding and checking drains) and
+# everything else (detective runs, re-embedding, sweeps). Background jobs also step aside while
+# fresh facts wait (memories.selectors.fresh_work_waiting).
+CELERY_TASK_QUEUES = (Queue("fresh"), Queue("background"))
+CELERY_TASK_DEFAULT_QUEUE = "background"
+CELERY_TASK_ROUTES = {
+    "memories.tasks.embed_pending": {"queue": "fresh"},
+    "conflicts.tasks.detect_pending": {"queue": "fresh"},
+}
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -227,6 +240,10 @@ MEMORYHUB_EMBED_BATCH_SIZE = env_int("MEMORYHUB_EMBED_BATCH_SIZE", 64)
 # Facts left in pending_embed longer than this are re-enqueued by the beat job.
 MEMORYHUB_EMBED_STALE_SECONDS = env_int("MEMORYHUB_EMBED_STALE_SECONDS", 60)
 MEMORYHUB_MAX_TEXT_CHARS = env_int("MEMORYHUB_MAX_TEXT_CHARS", 8000)
+# Web and worker processes load the embedder and the detector when they start (web in the background).
+MEMORYHUB_WARM_MODELS = env_bool("MEMORYHUB_WARM_MODELS", True)
+# How long a commit with on_conflict=warn|supersede|raise may spend on its synchronous check.
+MEMORYHUB_CHECK_TIME_BOX_MS = env_int("MEMORYHUB_CHECK_TIME_BOX_MS", 600)
 # λ of exp(−λ·age_days): recall's recency and the decay job share it (0.1 → half-life ≈ 7 days).
 MEMORYHUB_DECAY_LAMBDA = env_float("MEMORYHUB_DECAY_LAMBDA", 0.1)
 MEMORYHUB_NEIGHBORS_MAX_DEPTH = env_int("MEMORYHUB_NEIGHBORS_MAX_DEPTH", 5)
@@ -255,6 +272,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "requeue-unchecked-facts": {
         "task": "conflicts.tasks.requeue_unchecked",
         "schedule": 120.0,
+    },
+    # The embedded broker keeps delivered messages; delete them so its table stays bounded.
+    "prune-broker": {
+        "task": "memoryhub.tasks.prune_broker",
+        "schedule": 60.0,
     },
     # The narrative detective reads every workspace that changed, hourly, besides after commits.
     "narrative-detective": {

@@ -7,9 +7,13 @@ tier 2 LLM where tier 1 is unsure and an LLM is configured → resolution.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from functools import partial
+
+from django.db import transaction
+from django.utils import timezone
 
 from conflicts.detection.candidates import Candidate, candidates_for
 from conflicts.detection.classifier import classify_memory_pairs
@@ -18,7 +22,7 @@ from conflicts.detection.verdict import Relation, Verdict
 from conflicts.models import DetectionContext
 from conflicts.services import Resolution, conflict_resolve, pair_order
 from memories.audit import Actor
-from memories.models import Memory
+from memories.models import Memory, Status
 from memoryhub.llm import llm_enabled
 
 PairClassifier = Callable[[list[tuple[Memory, Memory]]], list[Verdict]]
@@ -97,3 +101,40 @@ def detect_and_resolve(
         )
         results.append((finding, resolution))
     return results
+
+
+class CheckFailed(RuntimeError):
+    """Checking one fact failed; its claim rolled back and it waits for the next drain."""
+
+    def __init__(self, memory_id: uuid.UUID) -> None:
+        super().__init__(f"checking {memory_id} failed")
+        self.memory_id = memory_id
+
+
+def check_next_waiting(*, skip: Collection[uuid.UUID] = ()) -> Memory | None:
+    """Claim the longest-waiting embedded, unchecked fact and check it, in one transaction.
+
+    The row is claimed with ``FOR UPDATE SKIP LOCKED`` (parallel drains take
+    different facts) and marked ``checked_at`` in the transaction that resolves
+    what detection found: if detection fails, both roll back and the fact is
+    raised as :class:`CheckFailed`, still waiting. Returns the fact checked, or
+    None when nothing waits (``skip``: facts this drain already failed on).
+    """
+    with transaction.atomic():
+        memory = (
+            Memory.objects.filter(status=Status.ACTIVE, checked_at__isnull=True)
+            .exclude(pk__in=list(skip))
+            .order_by("embedded_at")
+            .select_for_update(skip_locked=True)
+            .first()
+        )
+        if memory is None:
+            return None
+        memory_id = memory.pk
+        try:
+            memory.checked_at = timezone.now()
+            Memory.objects.filter(pk=memory_id).update(checked_at=memory.checked_at)
+            detect_and_resolve(memory)
+        except Exception as exc:
+            raise CheckFailed(memory_id) from exc
+    return memory

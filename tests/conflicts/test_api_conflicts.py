@@ -60,6 +60,32 @@ def test_raise_stores_a_fact_that_clashes_with_nothing(agent: AgentClient, scrip
     assert response.json()["conflicts"] == []
 
 
+def test_raise_stores_nothing_when_the_check_cannot_finish_in_time(
+    agent: AgentClient, script: dict[Any, Any], settings: Any
+) -> None:
+    remember(agent.workspace, "The office closes at 5pm", valid_from=day(1))
+    settings.MEMORYHUB_CHECK_TIME_BOX_MS = 0
+
+    response = agent.post("/memories", {"text": "The office closes at 6pm", "on_conflict": "raise"})
+
+    assert response.status_code == 503
+    assert response["Retry-After"] == "1"
+    assert "did not finish in time" in response.json()["detail"]
+    assert not Memory.objects.filter(text="The office closes at 6pm").exists()
+
+
+@pytest.mark.parametrize("mode", ["warn", "supersede"])
+def test_warn_and_supersede_store_an_unchecked_fact_and_say_so(
+    agent: AgentClient, script: dict[Any, Any], settings: Any, mode: str
+) -> None:
+    settings.MEMORYHUB_CHECK_TIME_BOX_MS = 0
+
+    response = agent.post("/memories", {"text": "The office closes at 6pm", "on_conflict": mode})
+
+    assert response.status_code == 201
+    assert (response.json()["action"], response.json()["checked"]) == ("stored", False)
+
+
 def test_supersede_replaces_what_the_new_fact_clashes_with(agent: AgentClient, script: dict[Any, Any]) -> None:
     old = remember(agent.workspace, "Deploys run on Jenkins", valid_from=day(1))
     script[(old.text, "Deploys run on GitHub Actions")] = scripted(Relation.TEMPORAL_CHANGE, p=0.6, current="b")

@@ -1,14 +1,24 @@
 from __future__ import annotations
 
+import threading
+
 import pytest
+from django.db import connections
+from django.utils import timezone
 
 from conflicts.detection.candidates import MAX_CANDIDATES, candidates_for
-from conflicts.detection.pipeline import detect_and_resolve
+from conflicts.detection.pipeline import CheckFailed, check_next_waiting, detect_and_resolve
 from conflicts.detection.verdict import Relation
 from conflicts.models import ConflictCard
-from conflicts.tasks import detect_conflicts
+from conflicts.tasks import DetectionFailed, detect_pending
+from memories.audit import Actor
+from memories.embeddings import get_embedder
 from memories.models import Memory
+from memories.services import MemoryInput, memory_create
+from memories.tasks import YIELD_SECONDS, embed_pending, reembed_stale
+from memoryhub.celery import app
 from tests.conflicts.scripted import ScriptedClassifier, scripted
+from tests.factories import WorkspaceFactory
 from tests.memories.recall_helpers import day, remember
 from workspaces.models import Workspace
 
@@ -74,16 +84,16 @@ def test_detection_of_an_older_fact_arriving_late_keeps_the_newer_one_current(wo
     assert Memory.objects.get(pk=late.pk).superseded_by_id == newer.pk
 
 
-def test_the_task_claims_a_fact_once(workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_drain_checks_each_waiting_fact_once(workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     a = remember(workspace, "The user is vegetarian", valid_from=day(1))
     b = remember(workspace, "The user eats steak every day", valid_from=day(2))
     classify = ScriptedClassifier({(a.text, b.text): scripted(Relation.TRUE_CONTRADICTION)})
     monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda: classify)
 
-    assert detect_conflicts(str(b.pk)) == 1
-    assert detect_conflicts(str(b.pk)) == 0
+    assert detect_pending() == 2
+    assert detect_pending() == 0
     assert ConflictCard.objects.count() == 1
-    assert Memory.objects.get(pk=b.pk).checked_at is not None
+    assert Memory.objects.filter(checked_at__isnull=True).count() == 0
 
 
 def test_a_failed_detection_releases_its_claim(workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -95,6 +105,82 @@ def test_a_failed_detection_releases_its_claim(workspace: Workspace, monkeypatch
 
     monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda: broken)
 
-    with pytest.raises(RuntimeError):
-        detect_conflicts(str(b.pk))
+    with pytest.raises(DetectionFailed):
+        detect_pending()
     assert Memory.objects.get(pk=b.pk).checked_at is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_worker_that_dies_mid_check_loses_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    workspace = WorkspaceFactory(slug="acme")
+    first = remember(workspace, "The user is vegetarian", valid_from=day(1))
+    second = remember(workspace, "The user eats steak every day", valid_from=day(2))
+    claimed, die = threading.Event(), threading.Event()
+    outcome: list[BaseException] = []
+
+    def stalled(pairs: object) -> object:
+        claimed.set()
+        die.wait(10)
+        raise RuntimeError("worker killed")
+
+    def first_worker() -> None:
+        try:
+            check_next_waiting()
+        except CheckFailed as exc:
+            outcome.append(exc)
+        finally:
+            connections.close_all()
+
+    # The first worker's fact has a candidate (the second), so it reaches the classifier and stalls there.
+    monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda: stalled)
+    thread = threading.Thread(target=first_worker)
+    thread.start()
+    try:
+        assert claimed.wait(10)
+        monkeypatch.undo()
+        # A second worker skips the fact the first one holds and checks the other.
+        checked = check_next_waiting()
+        assert checked is not None
+        assert checked.pk == second.pk
+    finally:
+        die.set()
+        thread.join(10)
+
+    assert [type(exc) for exc in outcome] == [CheckFailed]
+    assert Memory.objects.get(pk=first.pk).checked_at is None  # back to waiting
+    assert check_next_waiting() == Memory.objects.get(pk=first.pk)
+    assert Memory.objects.filter(checked_at__isnull=True).count() == 0
+
+
+def test_fresh_commits_are_embedded_and_checked_before_a_queued_re_embed(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    stale = remember(workspace, "The API uses REST", valid_from=day(1))
+    Memory.objects.filter(pk=stale.pk).update(embedding_model="an-older-model", checked_at=timezone.now())
+    fresh = memory_create(workspace=workspace, actor=Actor.system("test"), data=MemoryInput(text="We moved to gRPC"))
+    stepped_aside: list[int | None] = []
+    monkeypatch.setattr(
+        "memories.tasks.reembed_stale.apply_async", lambda countdown=None: stepped_aside.append(countdown)
+    )
+
+    # The re-embed is taken first (as a worker might) but steps aside: a fresh fact waits.
+    assert reembed_stale() == 0
+    assert stepped_aside == [YIELD_SECONDS]
+    assert Memory.objects.get(pk=stale.pk).embedding_model == "an-older-model"
+
+    assert embed_pending() == 1
+    assert detect_pending() == 1
+    assert Memory.objects.get(pk=fresh.pk).checked_at is not None
+    assert reembed_stale() == 1
+    assert Memory.objects.get(pk=stale.pk).embedding_model == get_embedder().name
+
+
+def test_fresh_drains_and_background_work_go_to_separate_queues() -> None:
+    def queue_of(task: str) -> str:
+        return str(app.amqp.router.route({}, task)["queue"].name)
+
+    assert queue_of("memories.tasks.embed_pending") == "fresh"
+    assert queue_of("conflicts.tasks.detect_pending") == "fresh"
+    assert queue_of("memories.tasks.reembed_stale") == "background"
+    assert queue_of("conflicts.tasks.run_detective") == "background"
+    assert {q.name for q in app.amqp.queues.values()} == {"fresh", "background"}

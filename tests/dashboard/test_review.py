@@ -8,7 +8,7 @@ from django.test import Client
 from conflicts.models import Answer, ConflictCard, ToleranceChange
 from memories.models import Event, Memory
 from tests.conflicts.cards import pair_card
-from tests.factories import MembershipFactory, UserFactory
+from tests.factories import MembershipFactory, UserFactory, memory
 from workspaces.models import Workspace
 
 pytestmark = pytest.mark.django_db
@@ -170,6 +170,16 @@ def test_insights_render_charts(workspace: Workspace) -> None:
     assert html.count("<svg") == 3
     assert "ingestion:rules" in html
     assert "0.52" in html
+
+
+def test_insights_show_the_facts_waiting_for_embedding_and_checking(workspace: Workspace) -> None:
+    memory(workspace=workspace, text="The API uses REST")  # committed, not yet embedded
+
+    html = signed_in(workspace).get(f"/w/{workspace.slug}/insights/").content.decode()
+
+    backlog = html[html.index('id="backlog"') :]
+    assert "<strong>1</strong><span>facts waiting for embedding (oldest" in backlog
+    assert "<strong>0</strong><span>facts waiting for their conflict check</span>" in backlog
 
 
 def test_agents_answer_over_the_api(workspace: Workspace, agent: Any) -> None:

@@ -313,3 +313,17 @@ def test_it_never_lists_another_workspaces_memories(agent: AgentClient, other_ag
     assert _ids(agent.get("/memories", {"status": ["forgotten", "active", "pending_embed"]})) == {mine["id"]}
     assert agent.get("/memories").json()["count"] == 1
     assert Memory.objects.count() == 3
+
+
+def test_status_shows_how_many_facts_wait_and_for_how_long(agent: AgentClient) -> None:
+    agent.commit("The API uses REST")
+    agent.commit("Deploys happen on Tuesdays")
+
+    response = agent.client.get("/api/v1/status")
+
+    assert response.status_code == 200
+    body = response.json()
+    assert body["embedding"]["waiting"] == 2
+    assert body["embedding"]["oldest_seconds"] >= 0
+    assert body["checking"] == {"waiting": 0, "oldest_seconds": None}
+    assert isinstance(body["broker"]["waiting"], dict)  # the tests run on the embedded SQL broker

@@ -16,7 +16,9 @@ from django.utils import timezone
 from memories import services
 from memories.embeddings import DIMENSIONS, get_embedder
 from memories.models import Event, Memory
-from memories.tasks import embed_memory, requeue_stale_embeddings
+from memories.tasks import EMBED_DRAIN, embed_pending, request_embedding, requeue_stale_embeddings
+from memoryhub.drains import drain_request
+from memoryhub.models import Drain
 from tests.factories import WorkspaceFactory, memory
 from workspaces.models import Workspace
 
@@ -243,15 +245,42 @@ def eager_celery() -> Iterator[list[tuple[str, tuple[Any, ...]]]]:
         app.conf.task_always_eager, app.conf.task_eager_propagates = previous
 
 
-def test_the_embed_task_embeds_its_fact(workspace: Workspace) -> None:
-    fact = _pending(workspace, "The API uses REST")
+def test_the_drain_embeds_every_waiting_fact(workspace: Workspace, settings: Any) -> None:
+    settings.MEMORYHUB_EMBED_BATCH_SIZE = 2
+    facts = [_pending(workspace, f"fact {n}") for n in range(5)]
 
-    assert embed_memory(str(fact.pk)) == 1
-    assert _status(fact) == ["active"]
-    assert embed_memory(str(fact.pk)) == 0
+    assert embed_pending() == 5
+    assert _status(*facts) == ["active"] * 5
+    assert embed_pending() == 0
+    drain = Drain.objects.get(name=EMBED_DRAIN)
+    assert (drain.queued_at, drain.running_since) == (None, None)
 
 
-def test_the_sweep_requeues_stale_pending_facts(
+def test_a_burst_of_requests_sends_one_message_until_the_drain_starts(
+    db: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sent: list[str] = []
+    monkeypatch.setattr("memories.tasks.embed_pending.delay", lambda: sent.append("embed_pending"))
+
+    for _ in range(50):
+        request_embedding()
+    assert sent == ["embed_pending"]
+
+    embed_pending()  # the drain starts: what arrives from now on needs a drain after it
+    request_embedding()
+    request_embedding()
+    assert sent == ["embed_pending", "embed_pending"]
+
+
+def test_a_message_that_could_not_be_sent_is_asked_for_again(db: None) -> None:
+    def broker_down() -> None:
+        raise ConnectionError("broker down")
+
+    assert not drain_request(EMBED_DRAIN, broker_down)
+    assert drain_request(EMBED_DRAIN, lambda: None)
+
+
+def test_the_sweep_asks_for_one_drain_for_all_stale_facts(
     workspace: Workspace, settings: Any, eager_celery: list[tuple[str, tuple[Any, ...]]]
 ) -> None:
     settings.MEMORYHUB_EMBED_STALE_SECONDS = 60
@@ -259,18 +288,32 @@ def test_the_sweep_requeues_stale_pending_facts(
     stale = [_pending(workspace, f"stale {n}", age_seconds=600 - n) for n in range(3)]
     fresh = _pending(workspace, "fresh")
 
-    requeued = requeue_stale_embeddings()
-
-    assert requeued == 3
-    # One message per batch of stale ids, each naming the first of its batch.
-    assert eager_celery == [
-        ("memories.tasks.embed_memory", (str(stale[0].pk),)),
-        ("memories.tasks.embed_memory", (str(stale[2].pk),)),
-    ]
+    assert requeue_stale_embeddings() == 1
+    # One drain message, which embeds every waiting fact, the fresh one too.
+    assert eager_celery == [("memories.tasks.embed_pending", ())]
     assert _status(*stale, fresh) == ["active"] * 4
 
 
-def test_the_sweep_leaves_fresh_pending_facts_to_their_own_message(
+def test_the_sweep_never_queues_a_second_drain_while_one_waits(
+    workspace: Workspace, settings: Any, eager_celery: list[tuple[str, tuple[Any, ...]]]
+) -> None:
+    settings.MEMORYHUB_EMBED_STALE_SECONDS = 60
+    _pending(workspace, "stale", age_seconds=600)
+    sent: list[str] = []
+    assert drain_request(EMBED_DRAIN, lambda: sent.append("drain"))  # a drain message waits in the broker
+
+    for _ in range(3):
+        requeue_stale_embeddings()
+
+    assert sent == ["drain"]
+    assert eager_celery == []
+    # Once that message is presumed lost, the sweep asks again.
+    Drain.objects.filter(name=EMBED_DRAIN).update(queued_at=timezone.now() - dt.timedelta(minutes=5))
+    requeue_stale_embeddings()
+    assert eager_celery == [("memories.tasks.embed_pending", ())]
+
+
+def test_the_sweep_leaves_fresh_pending_facts_to_their_own_drain(
     workspace: Workspace, eager_celery: list[tuple[str, tuple[Any, ...]]]
 ) -> None:
     fresh = _pending(workspace, "fresh")

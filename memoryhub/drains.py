@@ -1,0 +1,79 @@
+"""One drain task per queue of waiting rows, never one task per row.
+
+Work that piles up in rows (facts waiting for a vector, facts waiting for a
+conflict check) is done by a task that takes the rows in bounded batches,
+claimed with ``SELECT … FOR UPDATE SKIP LOCKED``. Whoever adds a row asks for a
+drain; :func:`drain_request` sends a message only when none is waiting in the
+broker already (a conditional UPDATE on the queue's :class:`Drain` row: one
+message per burst, however many commits). The task calls :func:`drain_started`
+first (clearing the mark: a row added from now on asks for the next drain) and
+:func:`drain_finished` last.
+
+A message can be lost (the broker was down when it was sent, a worker was
+killed holding it): a mark older than ``STALE_QUEUED`` no longer blocks a new
+request, and the sweeps ask again for any queue with old waiting rows.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable
+
+from django.conf import settings
+from django.db.models import F, Q
+from django.utils import timezone
+
+from memoryhub.models import Drain
+
+logger = logging.getLogger(__name__)
+
+# A drain message not taken by a worker within this long is presumed lost.
+STALE_QUEUED = dt.timedelta(seconds=60)
+
+
+def _stale_running() -> dt.timedelta:
+    # A drain still "running" past the task time limit died without saying so.
+    return dt.timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 60)
+
+
+def drain_request(name: str, send: Callable[[], object]) -> bool:
+    """Send one drain message for ``name`` unless one already waits; whether a message was sent.
+
+    ``send`` puts the message on the broker (``task.delay``). If it fails the
+    mark is taken back, so the next request (or the sweep) tries again; the rows
+    themselves are committed whatever happens here.
+    """
+    now = timezone.now()
+    Drain.objects.get_or_create(name=name)
+    claimed = (
+        Drain.objects.filter(name=name)
+        .filter(Q(queued_at__isnull=True) | Q(queued_at__lt=now - STALE_QUEUED))
+        .update(queued_at=now, messages_sent=F("messages_sent") + 1)
+    )
+    if not claimed:
+        return False
+    try:
+        send()
+    except Exception:
+        Drain.objects.filter(name=name, queued_at=now).update(queued_at=None)
+        logger.exception("could not queue a %s drain; the sweep will ask again", name)
+        return False
+    return True
+
+
+def drain_idle(name: str) -> bool:
+    """No drain of ``name`` waits in the broker or runs (or the one that did is presumed dead)."""
+    now = timezone.now()
+    busy = Drain.objects.filter(name=name).filter(
+        Q(queued_at__gte=now - STALE_QUEUED) | Q(running_since__gte=now - _stale_running())
+    )
+    return not busy.exists()
+
+
+def drain_started(name: str) -> None:
+    Drain.objects.update_or_create(name=name, defaults={"queued_at": None, "running_since": timezone.now()})
+
+
+def drain_finished(name: str) -> None:
+    Drain.objects.filter(name=name).update(running_since=None, last_finished_at=timezone.now())

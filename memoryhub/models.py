@@ -1,0 +1,23 @@
+from __future__ import annotations
+
+from django.db import models
+
+
+class Drain(models.Model):
+    """One row per background queue that a single task drains in batches (``memoryhub/drains.py``).
+
+    ``queued_at`` is set while a drain message waits in the broker, so a burst of
+    commits sends one message, not one per fact; the task clears it when it
+    starts (work arriving from then on needs a drain after this one) and keeps
+    ``running_since`` set while it works, so the sweeps can tell an idle queue
+    from a busy one.
+    """
+
+    name = models.CharField(max_length=40, primary_key=True)
+    queued_at = models.DateTimeField(null=True, blank=True)
+    running_since = models.DateTimeField(null=True, blank=True)
+    last_finished_at = models.DateTimeField(null=True, blank=True)
+    messages_sent = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return self.name
