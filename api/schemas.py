@@ -112,6 +112,9 @@ class MemoryOut(Schema):
     recorded_at: dt.datetime
     expired_at: dt.datetime | None
     embedded_at: dt.datetime | None
+    checked_at: dt.datetime | None = Field(
+        description="when background conflict detection checked the fact; null while it waits"
+    )
 
 
 class ConflictOut(Schema):

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import ParamSpec, TypeVar
 
 from celery import Celery, Task, shared_task
@@ -30,9 +31,14 @@ def _poll_promptly(**kwargs: object) -> None:
 
 @worker_process_init.connect
 def _load_models(**kwargs: object) -> None:
-    """Each worker process loads the models before it takes its first task."""
+    """Each worker process loads the models before it takes its first task.
+
+    ``run_hub`` waits for the file named by ``MEMORYHUB_WORKER_READY_FILE`` before it says the hub is up.
+    """
     if settings.MEMORYHUB_WARM_MODELS:
         warm()
+    if ready_file := os.environ.get("MEMORYHUB_WORKER_READY_FILE"):
+        Path(ready_file).touch()
 
 
 P = ParamSpec("P")

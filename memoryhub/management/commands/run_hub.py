@@ -7,14 +7,19 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.request
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from django.conf import settings
 from django.core.management import call_command
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memoryhub.demo import demo_setup
+
+# Web and worker (with its models loaded) are normally up in a few seconds.
+STARTUP_TIMEOUT_SECONDS = 90
 
 
 class Command(BaseCommand):
@@ -31,7 +36,10 @@ class Command(BaseCommand):
         call_command("collectstatic", interactive=False, verbosity=0)
         credentials = demo_setup()
         base_url = f"http://{options['host']}:{options['port']}"
-        children = self._start(options)
+        ready_file = settings.VAR_DIR / "worker-ready"
+        ready_file.unlink(missing_ok=True)
+        children = self._start(options, ready_file)
+        self._wait_until_up(children, base_url, ready_file)
         self.stdout.write(self.style.SUCCESS(f"MemoryHub is up in {time.monotonic() - started:.1f}s"))
         self.stdout.write(f"  dashboard  {base_url}/   (admin at {base_url}/admin/)")
         self.stdout.write(f"  API docs   {base_url}/api/docs")
@@ -55,7 +63,26 @@ class Command(BaseCommand):
         self.stdout.write("Ctrl-C stops web, worker and beat.")
         self._supervise(children)
 
-    def _start(self, options: dict[str, Any]) -> dict[str, subprocess.Popen[bytes]]:
+    def _wait_until_up(self, children: dict[str, subprocess.Popen[bytes]], base_url: str, ready_file: Path) -> None:
+        """Until the web answers and the worker has loaded its models, so the first commit is served at once."""
+        deadline = time.monotonic() + STARTUP_TIMEOUT_SECONDS
+        web_up = False
+        while time.monotonic() < deadline:
+            for name, child in children.items():
+                if child.poll() is not None:
+                    raise CommandError(f"{name} exited with {child.returncode} while starting")
+            if not web_up:
+                try:
+                    with urllib.request.urlopen(f"{base_url}/login/", timeout=2):  # noqa: S310 - our own URL
+                        web_up = True
+                except OSError:
+                    pass
+            if web_up and ready_file.exists():
+                return
+            time.sleep(0.2)
+        self.stderr.write(f"still starting after {STARTUP_TIMEOUT_SECONDS}s (web up: {web_up}); going on")
+
+    def _start(self, options: dict[str, Any], ready_file: Path) -> dict[str, subprocess.Popen[bytes]]:
         python = sys.executable
         bin_dir = os.path.dirname(python)
         commands = {
@@ -76,8 +103,9 @@ class Command(BaseCommand):
             "worker": [python, "-m", "celery", "-A", "memoryhub", "worker", "--loglevel", "INFO", "--concurrency", "1"],
             "beat": [python, "-m", "celery", "-A", "memoryhub", "beat", "--loglevel", "INFO"],
         }
+        env = {**os.environ, "MEMORYHUB_WORKER_READY_FILE": str(ready_file)}
         # Each child gets its own process group so Ctrl-C reaches it once, through us.
-        return {name: subprocess.Popen(cmd, start_new_session=True) for name, cmd in commands.items()}  # noqa: S603
+        return {name: subprocess.Popen(cmd, start_new_session=True, env=env) for name, cmd in commands.items()}  # noqa: S603
 
     def _supervise(self, children: dict[str, subprocess.Popen[bytes]]) -> None:
         stopping = False
