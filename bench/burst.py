@@ -181,6 +181,20 @@ def wait_for_fact(agent: Agent, memory_id: object, since: float, timeout: float 
     return active, checked
 
 
+def busy_fraction(seconds: float) -> float:
+    """Share of the machine's CPU time spent busy over ``seconds`` (from /proc/stat; all cores)."""
+
+    def sample() -> tuple[int, int]:
+        fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+        idle = fields[3] + fields[4]
+        return sum(fields) - idle, sum(fields)
+
+    busy0, total0 = sample()
+    time.sleep(seconds)
+    busy1, total1 = sample()
+    return (busy1 - busy0) / max(1, total1 - total0)
+
+
 def broker_rows(agent: Agent) -> str:
     broker = agent.call("GET", "/status")["broker"]
     if not isinstance(broker, dict):
@@ -285,6 +299,8 @@ def main() -> None:
                 + ", ".join(f"{c:.2f}" for _, c in idle)
                 + " s"
             )
+            idle_busy = busy_fraction(20)
+            print(f"machine CPU busy while the stack idles (20 s, worker polling every 50 ms): {idle_busy:.1%}")
             results = [burst(stack, size, args.clients, args.seed + size) for size in args.sizes]
             print(f"load average after: {load_average()}")
     finally:
