@@ -21,16 +21,14 @@ from conflicts.models import DetectiveRun, RunState
 from conflicts.narrative import detective_run
 from memories.hooks import FactsEmbedded
 from memories.models import Memory, Status
-from memoryhub.broker import broker_prune
+from memoryhub.broker import broker_prune_after_drain
 from memoryhub.celery import idempotent_task
-from memoryhub.drains import drain_finished, drain_idle, drain_request, drain_started
+from memoryhub.drains import DRAIN_SECONDS, drain_finished, drain_idle, drain_request, drain_started
 from workspaces.models import Workspace
 
 logger = logging.getLogger(__name__)
 DETECT_DRAIN = "detect"
 UNCHECKED_GRACE = dt.timedelta(minutes=2)
-# One drain message works this long at most, then hands over to a new message at the back of the queue.
-DRAIN_SECONDS = 20.0
 
 
 class DetectionFailed(RuntimeError):
@@ -71,7 +69,7 @@ def detect_pending() -> int:
                 continue
             if memory is None:
                 if not failed:
-                    _prune_delivered()
+                    broker_prune_after_drain()
                 break
             checked += 1
             touched[memory.workspace_id] = memory
@@ -86,13 +84,6 @@ def detect_pending() -> int:
     if failed:
         raise DetectionFailed(f"{len(failed)} facts could not be checked: {sorted(map(str, failed))[:5]}")
     return checked
-
-
-def _prune_delivered() -> None:
-    try:
-        broker_prune()
-    except Exception:
-        logger.warning("could not prune the broker's delivered messages; the beat job will", exc_info=True)
 
 
 @shared_task(acks_late=True)

@@ -15,17 +15,14 @@ from django.conf import settings
 
 from memories import selectors, services
 from memories.hooks import FactsWaiting
-from memoryhub.broker import broker_prune
+from memoryhub.broker import broker_prune_after_drain
 from memoryhub.celery import idempotent_task
-from memoryhub.drains import drain_finished, drain_idle, drain_request, drain_started
+from memoryhub.drains import DRAIN_SECONDS, drain_finished, drain_idle, drain_request, drain_started
 
 logger = logging.getLogger(__name__)
 
 EMBED_DRAIN = "embed"
 REEMBED_DRAIN = "reembed"
-# One drain message works this long at most, then hands over to a new message at the back of
-# the queue, so a long backlog never holds the worker from other queues' messages.
-DRAIN_SECONDS = 20.0
 # Background work that finds fresh work waiting steps aside for this long.
 YIELD_SECONDS = 2
 
@@ -57,17 +54,10 @@ def embed_pending() -> int:
                 request_embedding()
                 break
         else:
-            _prune_delivered()
+            broker_prune_after_drain()
     finally:
         drain_finished(EMBED_DRAIN)
     return done
-
-
-def _prune_delivered() -> None:
-    try:
-        broker_prune()
-    except Exception:
-        logger.warning("could not prune the broker's delivered messages; the beat job will", exc_info=True)
 
 
 @shared_task(acks_late=True)

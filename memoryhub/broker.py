@@ -10,12 +10,15 @@ both functions have nothing to do and say so.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func
 
 from memoryhub.celery import app
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -66,3 +69,11 @@ def broker_prune() -> int | None:
             channel.session.rollback()
             raise
         return deleted
+
+
+def broker_prune_after_drain() -> None:
+    """Prune once a drain emptied its queue; a failure only waits for the beat job."""
+    try:
+        broker_prune()
+    except Exception:
+        logger.warning("could not prune the broker's delivered messages; the beat job will", exc_info=True)

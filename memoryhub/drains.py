@@ -30,6 +30,9 @@ logger = logging.getLogger(__name__)
 
 # A drain message not taken by a worker within this long is presumed lost.
 STALE_QUEUED = dt.timedelta(seconds=60)
+# One drain message works this long at most, then hands over to a new message at the back of its
+# queue, so a long backlog never keeps the worker from the other queue's messages.
+DRAIN_SECONDS = 20.0
 
 
 def _stale_running() -> dt.timedelta:
