@@ -6,6 +6,26 @@ dashboard shows their message. Services never return HTTP objects.
 
 from __future__ import annotations
 
+# The stable ``code`` every error body under /api/ carries beside its readable ``detail``.
+ERROR_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "too_large",
+    414: "uri_too_long",
+    422: "invalid",
+    429: "rate_limited",
+    500: "server_error",
+    503: "unavailable",
+}
+
+
+def error_code(status: int) -> str:
+    return ERROR_CODES.get(status, "error")
+
 
 class DomainError(Exception):
     status_code = 400

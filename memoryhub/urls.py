@@ -7,6 +7,11 @@ from django.urls import include, path
 from api.root import api
 from dashboard.urls import browser_patterns, review_patterns, workspace_patterns
 
+handler400 = "memoryhub.error_views.bad_request"
+handler403 = "memoryhub.error_views.permission_denied"
+handler404 = "memoryhub.error_views.page_not_found"
+handler500 = "memoryhub.error_views.server_error"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", api.urls),

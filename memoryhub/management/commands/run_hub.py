@@ -95,6 +95,10 @@ class Command(BaseCommand):
                 str(options["web_workers"]),
                 "--threads",
                 "4",
+                # Django answers an over-long request line itself, in the API's JSON shape
+                # (memoryhub.error_views.MAX_REQUEST_TARGET), instead of gunicorn's HTML 414.
+                "--limit-request-line",
+                "0",
                 "--access-logfile",
                 "-",
                 "--log-level",
