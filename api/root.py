@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse
@@ -22,11 +23,68 @@ from api.conflicts import router as conflicts_router
 from api.memories import router as memories_router
 from api.recall import router as recall_router
 from memoryhub.error_views import DATABASE_DOWN, database_unavailable
-from memoryhub.errors import DomainError, InvalidInput, TryAgainLater, error_code
+from memoryhub.errors import ERROR_CODES, DomainError, InvalidInput, TryAgainLater, error_code
 
 logger = logging.getLogger(__name__)
 
-api = NinjaAPI(
+ERROR_SCHEMA = {
+    "title": "Error",
+    "type": "object",
+    "properties": {
+        "detail": {
+            "anyOf": [
+                {"type": "string"},
+                {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "loc": {"type": "array", "items": {"anyOf": [{"type": "string"}, {"type": "integer"}]}},
+                            "msg": {"type": "string"},
+                            "type": {"type": "string"},
+                        },
+                        "required": ["loc", "msg", "type"],
+                    },
+                },
+            ],
+            "description": "for people: a sentence, or for 422 each offending field with the reason",
+        },
+        "code": {"type": "string", "enum": sorted({*ERROR_CODES.values(), "database_unavailable"})},
+    },
+    "required": ["detail", "code"],
+}
+# What any operation may answer besides its own responses (docs/API.md, Errors).
+COMMON_ERRORS = {
+    401: "missing, unknown or revoked agent key",
+    413: "body over the size limit",
+    414: "request target too long",
+    422: "invalid input; `detail` names each offending field",
+    500: "a defect (logged)",
+    503: "the database does not answer, or a check could not finish in time; see `Retry-After`",
+}
+
+
+class MemoryHubAPI(NinjaAPI):
+    """The API, with the error responses every operation can give written into its OpenAPI schema."""
+
+    def get_openapi_schema(self, *, path_prefix: str | None = None, path_params: dict[str, Any] | None = None) -> Any:
+        schema = super().get_openapi_schema(path_prefix=path_prefix, path_params=path_params)
+        schema.setdefault("components", {}).setdefault("schemas", {})["Error"] = ERROR_SCHEMA
+        error = {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}
+        for path, operations in schema["paths"].items():
+            for method, operation in operations.items():
+                errors = dict(COMMON_ERRORS)
+                if "{" in path:
+                    errors[404] = "no such id in the key's workspace"
+                if method in ("post", "delete"):
+                    errors[409] = "the request clashes with the current state"
+                responses = operation.setdefault("responses", {})
+                for status, description in errors.items():
+                    responses.setdefault(str(status), {"description": description, "content": error})
+        return schema
+
+
+api = MemoryHubAPI(
     title="MemoryHub",
     version="1",
     description="Shared, self-correcting memory for AI agents. Authenticate with `Authorization: Bearer <agent key>`.",

@@ -63,3 +63,18 @@ def test_it_sends_anonymous_visitors_to_the_login_page() -> None:
 
     assert response.status_code == 302
     assert response["Location"].startswith("/login/")
+
+
+@pytest.mark.django_db
+def test_every_operation_documents_the_errors_it_can_answer() -> None:
+    schema = Client().get("/api/openapi.json").json()
+
+    assert set(schema["components"]["schemas"]["Error"]["required"]) == {"detail", "code"}
+    for path, operations in schema["paths"].items():
+        for method, operation in operations.items():
+            documented = set(operation["responses"])
+            assert {"401", "413", "414", "422", "500", "503"} <= documented, (method, path)
+            if "{" in path:
+                assert "404" in documented, (method, path)
+            if method in ("post", "delete"):
+                assert "409" in documented, (method, path)

@@ -1,4 +1,4 @@
-"""Every error under /api/ is JSON with a stable code; an outage is a 503 with Retry-After, on the API and the dashboard."""
+"""Every error under /api/ is JSON with a stable code; an outage is a 503 with Retry-After (API and dashboard)."""
 
 from __future__ import annotations
 
