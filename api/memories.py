@@ -11,8 +11,11 @@ from dataclasses import asdict
 
 from django.http import HttpRequest
 from ninja import Query, Router, Status
+from pydantic import ValidationError as PydanticValidationError
 
 from api.schemas import (
+    BatchIn,
+    BatchOut,
     ChainOut,
     ChangeOut,
     CommitRejectedOut,
@@ -100,6 +103,43 @@ def _conflict_out(finding: Finding) -> dict[str, object]:
         "reason": "; ".join(finding.verdict.reasons) or finding.verdict.reasoning,
         "similarity": round(finding.candidate.similarity, 4),
     }
+
+
+@router.post(
+    "/memories/batch",
+    response=BatchOut,
+    summary="Commit many facts at once",
+    description=(
+        "Up to 1,000 facts in one request and one transaction; each item is validated on its own and gets its "
+        "result: `stored`, `merged` (the same text is already a live fact in that scope: it is reinforced "
+        "instead) or `rejected` with the reasons. Embedding and detection run in the background, in batches."
+    ),
+)
+def create_memories_batch(request: HttpRequest, payload: BatchIn) -> dict[str, object]:
+    key = _key(request)
+    valid: list[tuple[int, services.MemoryInput]] = []
+    results: list[dict[str, object]] = []
+    for index, item in enumerate(payload.memories):
+        try:
+            parsed = MemoryIn.model_validate(item)
+        except PydanticValidationError as exc:
+            errors = [
+                {"loc": ["body", "memories", index, *e["loc"]], "msg": e["msg"], "type": e["type"]}
+                for e in exc.errors(include_url=False, include_context=False, include_input=False)
+            ]
+            results.append({"index": index, "action": "rejected", "errors": errors})
+            continue
+        if parsed.on_conflict != "ignore":
+            msg = "a batch is checked in the background; commit alone for on_conflict=warn|supersede|raise"
+            error = {"loc": ["body", "memories", index, "on_conflict"], "msg": msg, "type": "value_error"}
+            results.append({"index": index, "action": "rejected", "errors": [error]})
+            continue
+        valid.append((index, services.MemoryInput(**parsed.dict(exclude={"on_conflict"}))))
+    created = services.memories_create_batch(workspace=key.workspace, actor=Actor.for_agent(key), items=valid)
+    results += [{"index": i.index, "action": i.action, "id": i.memory.pk, "status": i.memory.status} for i in created]
+    results.sort(key=lambda r: int(str(r["index"])))
+    count = {action: sum(1 for r in results if r["action"] == action) for action in ("stored", "merged", "rejected")}
+    return {**count, "results": results}
 
 
 @router.get("/memories", response=MemoryPage, summary="List memories with filters")

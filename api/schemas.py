@@ -426,3 +426,32 @@ class StatusOut(Schema):
     embedding: BacklogOut = Field(description="the key's workspace: facts committed and waiting for a vector")
     checking: BacklogOut = Field(description="the key's workspace: facts embedded and waiting for the conflict check")
     broker: BrokerOut | None = Field(description="the embedded SQL broker's queue (all workspaces); null for another")
+
+
+MAX_BATCH = 1000
+
+
+class BatchIn(Schema):
+    memories: list[dict[str, Any]] = Field(
+        min_length=1,
+        max_length=MAX_BATCH,
+        description=f"Up to {MAX_BATCH} facts, each with the fields of POST /memories (on_conflict: ignore only); "
+        "each is validated on its own, so one bad item does not stop the others",
+    )
+
+
+class BatchItemOut(Schema):
+    index: int = Field(description="position of the item in the request")
+    action: Literal["stored", "merged", "rejected"]
+    id: uuid.UUID | None = Field(None, description="the stored fact, or the live fact the item was merged into")
+    status: str | None = None
+    errors: list[dict[str, Any]] = Field(
+        default_factory=list, description="why a rejected item was rejected: [{loc, msg, type}] as in a 422"
+    )
+
+
+class BatchOut(Schema):
+    stored: int
+    merged: int
+    rejected: int
+    results: list[BatchItemOut]

@@ -127,6 +127,75 @@ def memory_create(
     return memory
 
 
+@dataclass(frozen=True)
+class BatchItem:
+    """One fact of a batch commit: stored, or merged into a live fact with the same text."""
+
+    index: int
+    memory: Memory
+    action: str  # "stored" | "merged"
+
+
+def memories_create_batch(
+    *, workspace: Workspace, actor: Actor, items: list[tuple[int, MemoryInput]]
+) -> list[BatchItem]:
+    """Store many facts in one transaction, one ``memory.create`` event each, one embedding drain for all.
+
+    An item whose text (whitespace and case aside) is already a live fact of the
+    workspace in the same scope, or an earlier item of the batch, is not stored
+    again: the existing fact is reinforced (``merged``), as a second agent
+    confirming it. ``items`` carry the caller's indexes so results map back.
+    """
+
+    def same(text: str, scope: str) -> tuple[str, str]:
+        return " ".join(text.split()).casefold(), scope
+
+    existing: dict[tuple[str, str], Memory] = {}
+    texts = {data.text for _, data in items}
+    for memory in Memory.objects.filter(workspace=workspace, status__in=LIVE_STATUSES, text__in=texts).defer(
+        "embedding"
+    ):
+        existing.setdefault(same(memory.text, memory.scope), memory)
+    results: list[BatchItem] = []
+    stored: list[Memory] = []
+    with transaction.atomic():
+        reinforced: dict[uuid.UUID, Memory] = {}
+        for index, data in items:
+            known = existing.get(same(data.text, data.scope))
+            if known is not None:
+                results.append(BatchItem(index, known, "merged"))
+                reinforced[known.pk] = known
+                continue
+            memory = memory_build(workspace=workspace, actor=actor, data=data)
+            existing[same(data.text, data.scope)] = memory
+            stored.append(memory)
+            results.append(BatchItem(index, memory, "stored"))
+        Memory.objects.bulk_create(stored)
+        for memory in stored:
+            tracker = Tracker()
+            tracker.created(memory, CREATED_FIELDS)
+            record_event(workspace=workspace, actor=actor, verb="memory.create", memory=memory, changes=tracker.changes)
+        for memory in reinforced.values():
+            if memory.pk in {m.pk for m in stored}:
+                continue  # a duplicate within the batch: the first copy counts once
+            memory = Memory.objects.select_for_update().get(pk=memory.pk)
+            tracker = Tracker()
+            apply_reinforce(tracker, memory)
+            memory.save(update_fields=["reinforcement_count", "last_reinforced_at", "confidence", "updated_at"])
+            record_event(
+                workspace=workspace,
+                actor=actor,
+                verb="memory.reinforce",
+                memory=memory,
+                changes=tracker.changes,
+                reason="batch commit: the same fact again",
+            )
+        stored_ids = [m.pk for m in stored]
+        if stored_ids:
+            transaction.on_commit(lambda: hooks.facts_waiting.announce(hooks.FactsWaiting(stored_ids)))
+    return results
+
+
 def _announce_waiting(memory_id: uuid.UUID) -> None:
     # The embedding queue (memories.tasks) listens.
     hooks.facts_waiting.announce(hooks.FactsWaiting([memory_id]))

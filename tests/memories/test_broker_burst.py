@@ -60,3 +60,10 @@ def test_delivered_messages_are_pruned() -> None:
     depth = broker_depth()
     assert depth is not None
     assert (depth.waiting.get("fresh", 0), depth.delivered) == (0, 0)
+
+
+def test_a_batch_commit_puts_one_drain_message_on_the_broker(agent: AgentClient) -> None:
+    response = agent.post("/memories/batch", {"memories": [{"text": f"Host {n} runs Debian"} for n in range(100)]})
+
+    assert response.json()["stored"] == 100
+    assert _waiting() == 1
