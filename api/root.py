@@ -15,7 +15,7 @@ from ninja.errors import HttpError
 from api.conflicts import router as conflicts_router
 from api.memories import router as memories_router
 from api.recall import router as recall_router
-from memoryhub.errors import DomainError, InvalidInput, TryAgainLater
+from memoryhub.errors import DomainError, InvalidInput
 
 api = NinjaAPI(
     title="MemoryHub",
@@ -38,7 +38,7 @@ def domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
     else:
         detail = exc.message
     response = api.create_response(request, {"detail": detail}, status=exc.status_code)
-    if isinstance(exc, TryAgainLater):
+    if exc.retry_after_seconds is not None:
         response["Retry-After"] = str(exc.retry_after_seconds)
     return response
 

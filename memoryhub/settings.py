@@ -279,6 +279,10 @@ MEMORYHUB_DETECTIVE_DEBOUNCE_SECONDS = env_int("MEMORYHUB_DETECTIVE_DEBOUNCE_SEC
 MEMORYHUB_DETECTIVE_MAX_FACTS = env_int("MEMORYHUB_DETECTIVE_MAX_FACTS", 800)
 MEMORYHUB_DETECTIVE_MAX_CARDS = env_int("MEMORYHUB_DETECTIVE_MAX_CARDS", 25)
 
+# API requests one agent key may send per minute (0: no limit); beyond it, 429 with Retry-After. Generous by
+# default: it stops a runaway agent, not a busy one (bench/burst.py sends ~250 commits/s from 8 keys).
+MEMORYHUB_API_RATE_PER_MINUTE = env_int("MEMORYHUB_API_RATE_PER_MINUTE", 6000)
+
 OPENAI_API_KEY = env_str("OPENAI_API_KEY")
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
 OPENAI_TIMEOUT_SECONDS = env_float("OPENAI_TIMEOUT_SECONDS", 20.0)
@@ -299,6 +303,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "prune-broker": {
         "task": "memoryhub.tasks.prune_broker",
         "schedule": 60.0,
+    },
+    # Idempotency keys name a request for 24 h; drop the records past that.
+    "prune-idempotency-records": {
+        "task": "workspaces.tasks.prune_idempotency_records",
+        "schedule": 3600.0,
     },
     # The narrative detective reads every workspace that changed, hourly, besides after commits.
     "narrative-detective": {
