@@ -21,6 +21,7 @@ from api.conflict_schemas import (
     UncertaintyOut,
     UndoIn,
 )
+from api.idempotency import idempotent
 from conflicts import selectors, tasks
 from conflicts.feedback import card_answer
 from conflicts.models import ConflictCard, DetectiveRun
@@ -29,6 +30,7 @@ from memories.audit import Actor
 from memories.models import Event
 from memories.services import event_undo
 from workspaces.auth import AgentKeyAuth, request_agent_key
+from workspaces.models import Scope
 
 router = Router(auth=AgentKeyAuth(), tags=["conflicts"])
 
@@ -67,13 +69,15 @@ def get_conflict(request: HttpRequest, card_id: uuid.UUID) -> dict[str, object]:
 @router.post(
     "/conflicts/{card_id}/answer",
     response=AnswerOut,
+    auth=AgentKeyAuth(Scope.ANSWER),
     summary="Answer a conflict card",
     description=(
         "yes: the asked fact still holds; no: it changed (superseded by `current_fact` or the newest other fact; "
         "forgotten instead when the note starts with never/wrong/false or says 'never true'); both: not a conflict; "
-        "skip: ask later. 409 when the card was already answered."
+        "skip: ask later. 409 when the card was already answered. Needs the `answer` scope."
     ),
 )
+@idempotent
 def answer_conflict(request: HttpRequest, card_id: uuid.UUID, payload: AnswerIn) -> dict[str, object]:
     key = _key(request)
     card = selectors.card_get(workspace=key.workspace, card_id=card_id)
@@ -107,14 +111,26 @@ def list_events(request: HttpRequest, query: Query[EventListQuery]) -> list[Even
     return list(events[query.offset : query.offset + query.limit])
 
 
-@router.post("/events/{event_id}/undo", response=EventOut, tags=["audit"], summary="Undo a recorded change")
+@router.post(
+    "/events/{event_id}/undo",
+    response=EventOut,
+    auth=AgentKeyAuth(Scope.ADMIN),
+    tags=["audit"],
+    summary="Undo a recorded change (admin scope)",
+)
 def undo_event(request: HttpRequest, event_id: int, payload: UndoIn | None = None) -> Event:
     key = _key(request)
     event = selectors.event_get(workspace=key.workspace, event_id=event_id)
     return event_undo(event=event, actor=Actor.for_agent(key), reason=payload.reason if payload else "")
 
 
-@router.post("/detective/run", response={202: DetectiveRunOut}, tags=["detective"], summary="Run the detective now")
+@router.post(
+    "/detective/run",
+    response={202: DetectiveRunOut},
+    auth=AgentKeyAuth(Scope.ADMIN),
+    tags=["detective"],
+    summary="Run the detective now (admin scope)",
+)
 def run_detective(request: HttpRequest) -> Status[DetectiveRun]:
     """Queue a narrative pass over the workspace's history; the answer comes back at once."""
     return Status(202, tasks.detective_request(workspace=_key(request).workspace))
@@ -125,7 +141,13 @@ def list_detective_runs(request: HttpRequest) -> list[DetectiveRun]:
     return list(DetectiveRun.objects.filter(workspace=_key(request).workspace).order_by("-created_at")[:50])
 
 
-@router.post("/uncertainties/surface", response=list[SurfacedOut], summary="Disputes worth raising for a topic")
+# Surfacing counts what was shown (anti-nag) but changes no fact: a reading agent may do it.
+@router.post(
+    "/uncertainties/surface",
+    response=list[SurfacedOut],
+    auth=AgentKeyAuth(Scope.READ),
+    summary="Disputes worth raising for a topic",
+)
 def surface_uncertainties(request: HttpRequest, payload: SurfaceIn) -> list[dict[str, object]]:
     """Open uncertainties relevant to the topic, each counted as surfaced (anti-nag after 3)."""
     key = _key(request)

@@ -13,6 +13,7 @@ from django.http import HttpRequest
 from ninja import Query, Router, Status
 from pydantic import ValidationError as PydanticValidationError
 
+from api.idempotency import idempotent
 from api.schemas import (
     BatchIn,
     BatchOut,
@@ -66,13 +67,16 @@ def _memory_named_in_body(request: HttpRequest, memory_id: uuid.UUID, *, field: 
     summary="Commit a fact",
     description=(
         "`on_conflict=raise` refuses a clashing fact (409) and stores nothing when its check cannot finish "
-        "within the time box (503 with `Retry-After`); `warn` and `supersede` then store it with `checked: false`."
+        "within the time box (503 with `Retry-After`); `warn` and `supersede` then store it with `checked: false`. "
+        "A key pinned to an agent name signs with it (403 for another `agent`). Send `Idempotency-Key` to retry safely."
     ),
 )
+@idempotent
 def create_memory(request: HttpRequest, payload: MemoryIn) -> Status[dict[str, object]]:
     key = _key(request)
     actor = Actor.for_agent(key)
-    data = services.MemoryInput(**payload.dict(exclude={"on_conflict"}))
+    fields = payload.dict(exclude={"on_conflict"})
+    data = services.MemoryInput(**{**fields, "agent": key.agent_name(payload.agent)})
     if payload.on_conflict == "ignore":
         memory = services.memory_create(workspace=key.workspace, actor=actor, data=data)
         body = {"action": "stored", "conflicts": [], "checked": False}
@@ -180,6 +184,7 @@ def forget_memory(request: HttpRequest, memory_id: uuid.UUID) -> dict[str, objec
 
 
 @router.post("/memories/{memory_id}/supersede", response=ChangeOut, summary="Mark as replaced by another memory")
+@idempotent
 def supersede_memory(request: HttpRequest, memory_id: uuid.UUID, payload: SupersedeIn) -> dict[str, object]:
     old = _memory(request, memory_id)
     new = _memory_named_in_body(request, payload.by, field="by")
@@ -218,6 +223,7 @@ def memory_neighbors(request: HttpRequest, memory_id: uuid.UUID, query: Query[Ne
 
 
 @router.post("/links", response={200: LinkOut, 201: LinkOut}, tags=["links"], summary="Link two memories")
+@idempotent
 def create_link(request: HttpRequest, payload: LinkIn) -> Status[Link]:
     src = _memory_named_in_body(request, payload.src, field="src")
     dst = _memory_named_in_body(request, payload.dst, field="dst")

@@ -10,8 +10,11 @@ from ninja import Router
 from api.schemas import CheckActionIn, CheckActionOut, ContextIn, ContextOut, RecallHitOut, RecallIn
 from recall import context, hybrid, preaction
 from workspaces.auth import AgentKeyAuth, request_agent_key
+from workspaces.models import Scope
 
 router = Router(auth=AgentKeyAuth(), tags=["recall"])
+# POSTs that only read (the query is a body): the read scope is enough.
+_read = AgentKeyAuth(Scope.READ)
 
 _key = request_agent_key
 
@@ -31,7 +34,7 @@ def _hit_out(hit: hybrid.Hit) -> dict[str, object]:
     }
 
 
-@router.post("/recall", response=list[RecallHitOut], summary="Hybrid recall of current facts")
+@router.post("/recall", auth=_read, response=list[RecallHitOut], summary="Hybrid recall of current facts")
 def recall_memories(request: HttpRequest, payload: RecallIn) -> list[dict[str, object]]:
     query = hybrid.RecallQuery(
         query=payload.query,
@@ -55,7 +58,7 @@ def recall_memories(request: HttpRequest, payload: RecallIn) -> list[dict[str, o
     return [_hit_out(hit) for hit in hybrid.recall(workspace=_key(request).workspace, query=query)]
 
 
-@router.post("/context", response=ContextOut, summary="Passive context for the next turn")
+@router.post("/context", auth=_read, response=ContextOut, summary="Passive context for the next turn")
 def assemble_context(request: HttpRequest, payload: ContextIn) -> dict[str, object]:
     result = context.context_assemble(
         workspace=_key(request).workspace,
@@ -83,7 +86,7 @@ def assemble_context(request: HttpRequest, payload: ContextIn) -> dict[str, obje
     }
 
 
-@router.post("/check-action", response=CheckActionOut, summary="Is each memory safe to act on?")
+@router.post("/check-action", auth=_read, response=CheckActionOut, summary="Is each memory safe to act on?")
 def check_action(request: HttpRequest, payload: CheckActionIn) -> dict[str, object]:
     checks = preaction.check_action(workspace=_key(request).workspace, memory_ids=payload.memory_ids)
     return {

@@ -23,7 +23,7 @@ from api.conflicts import router as conflicts_router
 from api.memories import router as memories_router
 from api.recall import router as recall_router
 from memoryhub.error_views import DATABASE_DOWN, database_unavailable
-from memoryhub.errors import ERROR_CODES, DomainError, InvalidInput, TryAgainLater, error_code
+from memoryhub.errors import ERROR_CODES, DomainError, InvalidInput, error_code
 
 logger = logging.getLogger(__name__)
 
@@ -56,9 +56,11 @@ ERROR_SCHEMA = {
 # What any operation may answer besides its own responses (docs/API.md, Errors).
 COMMON_ERRORS = {
     401: "missing, unknown or revoked agent key",
+    403: "the key lacks the operation's scope",
     413: "body over the size limit",
     414: "request target too long",
     422: "invalid input; `detail` names each offending field",
+    429: "the key's rate for this minute is spent; see `Retry-After`",
     500: "a defect (logged)",
     503: "the database does not answer, or a check could not finish in time; see `Retry-After`",
 }
@@ -110,7 +112,7 @@ def domain_error(request: HttpRequest, exc: DomainError) -> HttpResponse:
     if isinstance(exc, InvalidInput):
         return _invalid(request, ["body", exc.field] if exc.field else ["body"], exc.message, "value_error")
     response = _error(request, exc.status_code, exc.message)
-    if isinstance(exc, TryAgainLater):
+    if exc.retry_after_seconds is not None:
         response["Retry-After"] = str(exc.retry_after_seconds)
     return response
 

@@ -10,7 +10,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from memories.selectors import workspaces_for_user
 from memoryhub.errors import DomainError
 from workspaces.access import SESSION_KEY, membership_for
-from workspaces.models import AgentKey, Membership, Role
+from workspaces.models import DEFAULT_SCOPES, AgentKey, Membership, Role, Scope
 from workspaces.services import agent_key_create, agent_key_revoke, membership_set
 
 
@@ -73,14 +73,25 @@ def keys(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST":
         try:
             # Rendered on this response only: the full key is never stored or shown again.
-            _, created_key = agent_key_create(workspace=workspace, name=request.POST.get("name", ""))
+            _, created_key = agent_key_create(
+                workspace=workspace,
+                name=request.POST.get("name", ""),
+                scopes=request.POST.getlist("scopes"),
+                agent=request.POST.get("agent", ""),
+            )
         except DomainError as exc:
             messages.error(request, exc.message)
     rows = AgentKey.objects.filter(workspace=workspace).order_by("revoked_at", "-created_at")
     return render(
         request,
         "workspaces/keys.html",
-        {"membership": membership, "workspace": workspace, "rows": rows, "created_key": created_key},
+        {
+            "membership": membership,
+            "workspace": workspace,
+            "rows": rows,
+            "created_key": created_key,
+            "scopes": [(scope, scope.label, scope.value in DEFAULT_SCOPES) for scope in Scope],
+        },
     )
 
 

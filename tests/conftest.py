@@ -29,6 +29,12 @@ class AgentClient:
     def delete(self, path: str) -> Any:
         return self.client.delete(f"/api/v1{path}")
 
+    def grant(self, *scopes: str) -> AgentClient:
+        """Give the key more scopes (answer, admin) than the read + write a new key gets."""
+        self.key_row.scopes = sorted({*self.key_row.scopes, *scopes})
+        self.key_row.save(update_fields=["scopes"])
+        return self
+
     def commit(self, text: str, **fields: Any) -> dict[str, Any]:
         response = self.post("/memories", {"text": text, **fields})
         assert response.status_code == 201, response.content

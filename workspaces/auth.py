@@ -1,17 +1,26 @@
-"""Bearer authentication for agents: ``Authorization: Bearer mh_<prefix>_<secret>``."""
+"""Bearer authentication for agents: ``Authorization: Bearer mh_<prefix>_<secret>``.
+
+Authenticating also enforces the key's rate (429) and the operation's scope
+(403): every API operation goes through here, so none can forget them.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 
+from django.conf import settings
 from django.http import HttpRequest
 from django.utils import timezone
 from ninja.security import HttpBearer
 
-from workspaces.models import KEY_PREFIX, AgentKey
+from memoryhub.errors import RateLimited
+from workspaces.models import KEY_PREFIX, AgentKey, Scope
+from workspaces.ratelimit import rate_count
 
 # Writing last_used_at on every request would double the cost of a commit.
 LAST_USED_RESOLUTION = dt.timedelta(minutes=1)
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def agent_key_from_token(token: str) -> AgentKey | None:
@@ -37,5 +46,29 @@ def request_agent_key(request: HttpRequest) -> AgentKey:
 
 
 class AgentKeyAuth(HttpBearer):
+    """An agent key with ``scope``; without one, reads need ``read`` and anything else ``write``.
+
+    So an operation that forgets to name its scope is a write, never an open door;
+    POSTs that only read (recall, context) name ``read``, and decisions name
+    ``answer`` or ``admin``.
+    """
+
+    def __init__(self, scope: Scope | None = None) -> None:
+        super().__init__()
+        self.scope = scope
+
     def authenticate(self, request: HttpRequest, token: str) -> AgentKey | None:
-        return agent_key_from_token(token)
+        key = agent_key_from_token(token)
+        if key is None:
+            return None
+        if settings.MEMORYHUB_API_RATE_PER_MINUTE > 0:
+            verdict = rate_count(key=key)
+            if not verdict.allowed:
+                raise RateLimited(
+                    f"this agent key sent more than {verdict.limit} requests this minute; "
+                    f"wait {verdict.retry_after_seconds} s",
+                    retry_after_seconds=verdict.retry_after_seconds,
+                )
+        scope = self.scope or (Scope.READ if request.method in SAFE_METHODS else Scope.WRITE)
+        key.require_scope(scope)
+        return key

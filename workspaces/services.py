@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
 from memoryhub.errors import InvalidInput
-from workspaces.models import AgentKey, Membership, Role, Workspace
+from workspaces.models import DEFAULT_SCOPES, AgentKey, Membership, Role, Scope, Workspace
 
 
 def workspace_get_or_create(*, slug: str, name: str = "") -> tuple[Workspace, bool]:
@@ -18,13 +20,35 @@ def workspace_get_or_create(*, slug: str, name: str = "") -> tuple[Workspace, bo
     return Workspace.objects.get_or_create(slug=clean, defaults={"name": name or slug})
 
 
-def agent_key_create(*, workspace: Workspace, name: str) -> tuple[AgentKey, str]:
-    """Create a key and return it with the full secret, which is never shown again."""
+def agent_key_create(
+    *, workspace: Workspace, name: str, scopes: Iterable[str] = DEFAULT_SCOPES, agent: str = ""
+) -> tuple[AgentKey, str]:
+    """Create a key and return it with the full secret, which is never shown again.
+
+    ``scopes`` default to read + write; ``agent`` pins the only agent name the key may sign as.
+    """
     name = name.strip()
     if not name:
         raise InvalidInput("an agent key needs a name", field="name")
+    wanted = {scope.strip() for scope in scopes if scope.strip()}
+    unknown = sorted(wanted - set(Scope.values))
+    if unknown:
+        raise InvalidInput(f"unknown scope {', '.join(unknown)}; pick from {', '.join(Scope.values)}", field="scopes")
+    if not wanted:
+        raise InvalidInput("an agent key needs at least one scope", field="scopes")
+    agent = agent.strip()
+    if len(agent) > 200:
+        raise InvalidInput("the pinned agent name is at most 200 characters", field="agent")
     full_key, prefix, secret_hash = AgentKey.generate()
-    key = AgentKey.objects.create(workspace=workspace, name=name[:100], prefix=prefix, secret_hash=secret_hash)
+    key = AgentKey.objects.create(
+        workspace=workspace,
+        name=name[:100],
+        prefix=prefix,
+        secret_hash=secret_hash,
+        # Stored in a fixed order so lists read alike.
+        scopes=[scope for scope in Scope.values if scope in wanted],
+        agent=agent,
+    )
     return key, full_key
 
 

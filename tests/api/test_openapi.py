@@ -73,7 +73,7 @@ def test_every_operation_documents_the_errors_it_can_answer() -> None:
     for path, operations in schema["paths"].items():
         for method, operation in operations.items():
             documented = set(operation["responses"])
-            assert {"401", "413", "414", "422", "500", "503"} <= documented, (method, path)
+            assert {"401", "403", "413", "414", "422", "429", "500", "503"} <= documented, (method, path)
             if "{" in path:
                 assert "404" in documented, (method, path)
             if method in ("post", "delete"):

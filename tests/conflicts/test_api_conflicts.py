@@ -180,6 +180,8 @@ def test_an_automatic_decision_is_undone_over_the_api(agent: AgentClient, other_
     )
     [event] = agent.get("/events", {"automatic": "true"}).json()
     assert event["verb"] == "conflict.temporal_supersede"
+    agent.grant("admin")
+    other_agent.grant("admin")
 
     assert other_agent.post(f"/events/{event['id']}/undo").status_code == 404
     response = agent.post(f"/events/{event['id']}/undo", {"reason": "still on Jenkins"})
@@ -194,7 +196,7 @@ def test_a_commit_cannot_be_undone_into_a_deleted_fact(agent: AgentClient) -> No
     fact = agent.commit("The wiki lives at wiki.acme.test")
     event = Event.objects.get(memory_id=fact["id"], verb="memory.create")
 
-    response = agent.post(f"/events/{event.pk}/undo")
+    response = agent.grant("admin").post(f"/events/{event.pk}/undo")
 
     assert response.status_code == 409
     assert "forget" in response.json()["detail"]
@@ -207,7 +209,7 @@ def test_a_manual_supersede_is_undone_like_restore(agent: AgentClient) -> None:
     agent.post(f"/memories/{old['id']}/supersede", {"by": new["id"]})
     event = Event.objects.get(verb="memory.supersede")
 
-    assert agent.post(f"/events/{event.pk}/undo").status_code == 200
+    assert agent.grant("admin").post(f"/events/{event.pk}/undo").status_code == 200
 
     restored = agent.get(f"/memories/{old['id']}").json()
     assert (restored["reliability"], restored["superseded_by"], restored["valid_to"]) == ("reliable", None, None)

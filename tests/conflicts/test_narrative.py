@@ -184,7 +184,7 @@ def test_a_run_is_claimed_once(workspace: Workspace, broker_story: list[Memory],
 
 
 def test_the_api_queues_a_run_and_lists_runs(agent: AgentClient) -> None:
-    response = agent.post("/detective/run")
+    response = agent.grant("admin").post("/detective/run")
 
     assert response.status_code == 202
     body = response.json()

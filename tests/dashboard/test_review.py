@@ -184,6 +184,7 @@ def test_insights_show_the_facts_waiting_for_embedding_and_checking(workspace: W
 
 def test_agents_answer_over_the_api(workspace: Workspace, agent: Any) -> None:
     card, old, new = pair_card(workspace)
+    agent.grant("answer")
 
     response = agent.post(f"/conflicts/{card.pk}/answer", {"answer": "no", "current_fact": str(new.pk)})
 

@@ -20,7 +20,9 @@ def signed_in(workspace: Workspace, role: str, username: str = "ana") -> Client:
 def test_it_creates_a_key_shown_once_and_revokes_it(workspace: Workspace) -> None:
     admin = signed_in(workspace, "admin")
 
-    created = admin.post(f"/w/{workspace.slug}/keys/", {"name": "support-bot"}).content.decode()
+    created = admin.post(
+        f"/w/{workspace.slug}/keys/", {"name": "support-bot", "scopes": ["read", "write"]}
+    ).content.decode()
     key = AgentKey.objects.get(name="support-bot")
     assert f"mh_{key.prefix}_" in created
     assert created.count(f"mh_{key.prefix}_") == 2  # the full key once, the prefix in the list
@@ -29,6 +31,34 @@ def test_it_creates_a_key_shown_once_and_revokes_it(workspace: Workspace) -> Non
     admin.post(f"/w/{workspace.slug}/keys/{key.pk}/revoke/")
     key.refresh_from_db()
     assert key.revoked_at is not None
+
+
+def test_it_creates_a_key_with_scopes_and_a_pinned_agent_and_lists_them(workspace: Workspace) -> None:
+    admin = signed_in(workspace, "admin")
+    form = admin.get(f"/w/{workspace.slug}/keys/").content.decode()
+    # The form offers every scope, read and write ticked as the default.
+    assert 'name="scopes" value="read" checked' in form
+    assert 'name="scopes" value="write" checked' in form
+    assert 'name="scopes" value="answer">' in form
+    assert 'name="scopes" value="admin">' in form
+
+    page = admin.post(
+        f"/w/{workspace.slug}/keys/", {"name": "reviewer-bot", "scopes": ["read", "answer"], "agent": "triage"}
+    ).content.decode()
+
+    key = AgentKey.objects.get(name="reviewer-bot")
+    assert (key.scopes, key.agent) == (["read", "answer"], "triage")
+    assert "read, answer" in page
+    assert "<code>triage</code> only" in page
+
+
+def test_it_refuses_a_key_without_any_scope(workspace: Workspace) -> None:
+    admin = signed_in(workspace, "admin")
+
+    page = admin.post(f"/w/{workspace.slug}/keys/", {"name": "mute-bot"}, follow=True).content.decode()
+
+    assert not AgentKey.objects.exists()
+    assert "at least one scope" in page
 
 
 def test_only_admins_manage_members_and_roles(workspace: Workspace) -> None:

@@ -23,6 +23,7 @@ def test_it_creates_the_workspace_and_prints_the_key_once() -> None:
     workspace = Workspace.objects.get(slug="acme")
     key = AgentKey.objects.get(workspace=workspace)
     assert key.name == "planner"
+    assert (key.scopes, key.agent) == (["read", "write"], "")
     full_key = out.strip()
     # stdout carries the key alone, so `KEY=$(manage.py create_agent_key …)` works.
     assert out == f"{full_key}\n"
@@ -77,4 +78,21 @@ def test_it_refuses_a_blank_name() -> None:
     with pytest.raises(CommandError, match="name"):
         _run("acme", "   ")
 
+    assert not AgentKey.objects.exists()
+
+
+@pytest.mark.django_db
+def test_it_sets_scopes_and_pins_the_agent() -> None:
+    _run("acme", "reviewer", "--scopes", "read,answer,admin", "--agent", "triage")
+
+    key = AgentKey.objects.get()
+    assert (key.scopes, key.agent) == (["read", "answer", "admin"], "triage")
+
+
+@pytest.mark.django_db
+def test_it_refuses_an_unknown_scope_and_creates_nothing() -> None:
+    with pytest.raises(CommandError, match="unknown scope everything"):
+        _run("acme", "planner", "--scopes", "read,everything")
+
+    assert not Workspace.objects.exists()
     assert not AgentKey.objects.exists()
