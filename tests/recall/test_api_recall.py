@@ -184,6 +184,30 @@ def test_check_action_rejects_unknown_ids(agent: AgentClient, other_agent: Agent
     assert field_errors(agent.post("/check-action", {"memory_ids": []}))
 
 
+@pytest.mark.parametrize("lexical", ["postgres", "local_bm25"])
+@pytest.mark.parametrize("query", ["!!!", "'", "(((", ":*", "&|!<->", "the"])
+def test_a_query_without_words_gets_no_lexical_match_but_still_dense_hits(
+    agent: AgentClient, lexical: str, query: str
+) -> None:
+    fact = remember(agent.workspace, "Deploys are frozen during the last week of December")
+
+    response = agent.post("/recall", {"query": query, "lexical": lexical, "min_confidence": 0})
+
+    assert response.status_code == 200, response.content
+    [hit] = response.json()
+    assert hit["memory"]["id"] == str(fact.pk)
+    assert hit["parts"]["lexical"] == 0
+
+
+def test_the_postgres_backend_still_matches_words(agent: AgentClient) -> None:
+    fact = remember(agent.workspace, "Deploys are frozen during the last week of December")
+    remember(agent.workspace, "The office dog is called Biscuit")
+
+    hits = agent.post("/recall", {"query": "december freeze?!", "lexical": "postgres"}).json()
+
+    assert [h["parts"]["lexical"] for h in hits if h["memory"]["id"] == str(fact.pk)] == [1.0]
+
+
 @pytest.mark.parametrize(
     ("path", "body", "field"),
     [
