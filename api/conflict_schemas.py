@@ -5,8 +5,9 @@ import uuid
 from typing import Any, Literal
 
 from ninja import Field, Schema
+from pydantic import StrictInt
 
-from api.schemas import MemoryRefOut
+from api.schemas import InputSchema, MemoryRefOut, Offset
 
 
 class UncertaintyOut(Schema):
@@ -45,18 +46,18 @@ class CardOut(Schema):
     answered_at: dt.datetime | None
 
 
-class ConflictListQuery(Schema):
+class ConflictListQuery(InputSchema):
     state: Literal["open", "answered", "dismissed"] | None = None
     kind: Literal["reversal", "ambiguity", "stale", "contradiction"] | None = None
     limit: int = Field(50, ge=1, le=200)
-    offset: int = Field(0, ge=0)
+    offset: Offset = 0
 
 
-class UncertaintyListQuery(Schema):
+class UncertaintyListQuery(InputSchema):
     state: Literal["open", "surfaced", "resolved", "decayed"] | None = None
     memory: uuid.UUID | None = None
     limit: int = Field(50, ge=1, le=200)
-    offset: int = Field(0, ge=0)
+    offset: Offset = 0
 
 
 class EventOut(Schema):
@@ -72,15 +73,15 @@ class EventOut(Schema):
     undoes: int | None = Field(None, alias="undoes_id")
 
 
-class EventListQuery(Schema):
+class EventListQuery(InputSchema):
     automatic: bool | None = None
     verb: str | None = Field(None, max_length=64)
     memory: uuid.UUID | None = None
     limit: int = Field(50, ge=1, le=200)
-    offset: int = Field(0, ge=0)
+    offset: Offset = 0
 
 
-class UndoIn(Schema):
+class UndoIn(InputSchema):
     reason: str = Field("", max_length=2000)
 
 
@@ -102,7 +103,7 @@ class DetectiveRunOut(Schema):
     finished_at: dt.datetime | None
 
 
-class AnswerIn(Schema):
+class AnswerIn(InputSchema):
     answer: Literal["yes", "no", "both", "skip"]
     current_fact: uuid.UUID | None = None
     note: str = Field("", max_length=2000)
@@ -115,9 +116,9 @@ class AnswerOut(Schema):
     event: int
 
 
-class SurfaceIn(Schema):
+class SurfaceIn(InputSchema):
     topic: str = Field(min_length=1, max_length=2000)
-    limit: int = Field(5, ge=1, le=20)
+    limit: StrictInt = Field(5, ge=1, le=20)
 
 
 class SurfacedOut(Schema):

@@ -3,13 +3,14 @@ from __future__ import annotations
 import datetime as dt
 import re
 import uuid
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
 from django.conf import settings
 from ninja import Field, Schema
-from pydantic import field_validator
+from pydantic import AfterValidator, BeforeValidator, StrictBool, StrictFloat, StrictInt, field_validator
 
 from memories.models import CUSTOM_REL_PREFIX, Kind, Rel, Reliability, Source, Status
+from memoryhub.storable import first_unstorable, json_depth_exceeds, json_size_bytes, timestamp_in_range
 
 KindName = Literal["fact", "trait", "episode", "concept", "procedure"]
 SourceName = Literal["explicit", "inferred", "researched"]
@@ -19,11 +20,24 @@ assert {k.value for k in Kind} == set(get_args(KindName))  # noqa: S101 - keeps 
 assert {s.value for s in Source} == set(get_args(SourceName))  # noqa: S101
 
 
-def _aware(value: dt.datetime | None) -> dt.datetime | None:
-    # A timestamp without a zone is taken as UTC rather than rejected.
-    if value is not None and value.tzinfo is None:
-        return value.replace(tzinfo=dt.UTC)
-    return value
+# The deepest page a list serves: the database reads and discards every row skipped, and
+# an offset past 2^63 does not fit its bigint at all. Deeper, narrow the list with filters.
+MAX_OFFSET = 1_000_000
+ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def _iso_8601_only(value: object) -> object:
+    # pydantic reads a number, or a numeric string such as "0.5" in a query string, as
+    # seconds since 1970: a typo would silently become a date in January 1970.
+    if isinstance(value, dt.datetime) or (isinstance(value, str) and ISO_DATE.match(value)):
+        return value
+    raise ValueError("expected an ISO 8601 date-time such as 2026-03-01T09:00:00Z")
+
+
+# Every timestamp the API accepts: ISO 8601 text, a naive time taken as UTC (rather than
+# rejected), and within the years that stay readable once stored (memoryhub.storable).
+Timestamp = Annotated[dt.datetime, BeforeValidator(_iso_8601_only), AfterValidator(timestamp_in_range)]
+Offset = Annotated[int, Field(ge=0, le=MAX_OFFSET, description=f"Rows to skip, at most {MAX_OFFSET:,}")]
 
 
 def validate_rel(value: str) -> str:
@@ -33,7 +47,25 @@ def validate_rel(value: str) -> str:
     return value
 
 
-class MemoryIn(Schema):
+class InputSchema(Schema):
+    """The base of every request schema: no string in it may hold what PostgreSQL cannot store.
+
+    Checked here, once, for every field, nested values (metadata, tag lists, dict
+    keys) included, so a new text field cannot forget it: a NUL character or an
+    unpaired surrogate is a 422 naming the field instead of a 500 from the database.
+    """
+
+    @field_validator("*")
+    @classmethod
+    def storable_strings(cls, value: object) -> object:
+        found = first_unstorable(value)
+        if found:
+            where, problem = found
+            raise ValueError(f"contains {problem}" + (f" in {where}" if where else ""))
+        return value
+
+
+class MemoryIn(InputSchema):
     text: str = Field(description="The fact, in one or a few sentences.")
     kind: KindName = "fact"
     key: str = Field("", max_length=200, description="Trait or slot name, e.g. home_city")
@@ -41,11 +73,14 @@ class MemoryIn(Schema):
     tags: list[str] = Field(default_factory=list, max_length=32)
     source: SourceName = "explicit"
     agent: str = Field("", max_length=200, description="Defaults to the agent key's name")
-    importance: float = Field(0.5, ge=0, le=1)
-    confidence: float | None = Field(None, ge=0, le=1, description="Defaults by source")
-    polarity: Literal[-1, 0, 1] = 0
-    valid_from: dt.datetime | None = Field(None, description="When the fact became true; default now")
-    metadata: dict[str, Any] = Field(default_factory=dict)
+    importance: StrictFloat = Field(0.5, ge=0, le=1)
+    confidence: StrictFloat | None = Field(None, ge=0, le=1, description="Defaults by source")
+    polarity: StrictInt = Field(0, ge=-1, le=1, description="-1 (negated), 0 or 1")
+    valid_from: Timestamp | None = Field(None, description="When the fact became true; default now")
+    metadata: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Free-form JSON object, bounded by MEMORYHUB_MAX_METADATA_BYTES and MEMORYHUB_MAX_METADATA_DEPTH",
+    )
     on_conflict: OnConflict = Field(
         "ignore",
         description="ignore: store now, detect in the background. warn / supersede / raise: run the offline "
@@ -80,10 +115,20 @@ class MemoryIn(Schema):
     def strip(cls, value: str) -> str:
         return value.strip()
 
-    @field_validator("valid_from")
+    @field_validator("metadata")
     @classmethod
-    def valid_from_aware(cls, value: dt.datetime | None) -> dt.datetime | None:
-        return _aware(value)
+    def metadata_bounded(cls, value: dict[str, Any]) -> dict[str, Any]:
+        depth = settings.MEMORYHUB_MAX_METADATA_DEPTH
+        if json_depth_exceeds(value, depth):
+            raise ValueError(f"metadata nests objects or arrays more than {depth} levels deep")
+        try:
+            size = json_size_bytes(value)
+        except ValueError as exc:  # NaN or Infinity: Python's JSON reads them, PostgreSQL's jsonb refuses them
+            raise ValueError("metadata holds NaN or Infinity, which JSON does not allow") from exc
+        limit = settings.MEMORYHUB_MAX_METADATA_BYTES
+        if size > limit:
+            raise ValueError(f"metadata is {size:,} bytes as JSON; the limit is {limit:,}")
+        return value
 
 
 class MemoryOut(Schema):
@@ -153,7 +198,7 @@ class MemoryPage(Schema):
     next_offset: int | None
 
 
-class MemoryListQuery(Schema):
+class MemoryListQuery(InputSchema):
     kind: KindName | None = None
     scope: str | None = None
     key: str | None = None
@@ -167,15 +212,10 @@ class MemoryListQuery(Schema):
     tags_all: list[str] = Field(default_factory=list, description="All of these tags")
     q: str | None = Field(None, max_length=500, description="Full-text search (works before embedding)")
     include_superseded: bool = True
-    recorded_after: dt.datetime | None = None
-    recorded_before: dt.datetime | None = None
+    recorded_after: Timestamp | None = None
+    recorded_before: Timestamp | None = None
     limit: int = Field(50, ge=1, le=200)
-    offset: int = Field(0, ge=0)
-
-    @field_validator("recorded_after", "recorded_before")
-    @classmethod
-    def aware(cls, value: dt.datetime | None) -> dt.datetime | None:
-        return _aware(value)
+    offset: Offset = 0
 
     @field_validator("tag", "tags_all")
     @classmethod
@@ -188,12 +228,12 @@ assert {s.value for s in Status} >= {"pending_embed", "active"}  # noqa: S101
 assert {r.value for r in Reliability} == {"reliable", "uncertain", "contradicted", "superseded"}  # noqa: S101
 
 
-class SupersedeIn(Schema):
+class SupersedeIn(InputSchema):
     by: uuid.UUID = Field(description="The memory that replaces this one")
     reason: str = Field("", max_length=2000)
 
 
-class ReasonIn(Schema):
+class ReasonIn(InputSchema):
     reason: str = Field("", max_length=2000)
 
 
@@ -202,11 +242,11 @@ class ChangeOut(Schema):
     memory: MemoryOut
 
 
-class LinkIn(Schema):
+class LinkIn(InputSchema):
     src: uuid.UUID
     dst: uuid.UUID
     rel: str = "related"
-    weight: float = Field(1.0, ge=0, le=1)
+    weight: StrictFloat = Field(1.0, ge=0, le=1)
 
     @field_validator("rel")
     @classmethod
@@ -224,7 +264,7 @@ class LinkOut(Schema):
     created_at: dt.datetime
 
 
-class NeighborsQuery(Schema):
+class NeighborsQuery(InputSchema):
     rel: list[str] = Field(default_factory=list, description="Only these relations (repeatable)")
     direction: Literal["out", "in", "both"] = "both"
     depth: int = Field(1, ge=1, le=5)
@@ -255,24 +295,24 @@ class ChainOut(Schema):
     chain: list[MemoryOut]
 
 
-class StrictSchema(Schema):
+class StrictSchema(InputSchema):
     # Unknown keys are refused with 422 instead of being silently ignored.
     model_config = {"extra": "forbid"}
 
 
 class WeightsIn(StrictSchema):
-    cosine: float | None = Field(None, ge=0)
-    lexical: float | None = Field(None, ge=0)
-    recency: float | None = Field(None, ge=0)
-    importance: float | None = Field(None, ge=0)
-    confidence: float | None = Field(None, ge=0)
+    cosine: StrictFloat | None = Field(None, ge=0, allow_inf_nan=False)
+    lexical: StrictFloat | None = Field(None, ge=0, allow_inf_nan=False)
+    recency: StrictFloat | None = Field(None, ge=0, allow_inf_nan=False)
+    importance: StrictFloat | None = Field(None, ge=0, allow_inf_nan=False)
+    confidence: StrictFloat | None = Field(None, ge=0, allow_inf_nan=False)
 
 
 class ExpandIn(StrictSchema):
     rels: list[str] = Field(default_factory=lambda: ["refines", "example_of"], min_length=1)
-    depth: int = Field(1, ge=1, le=3)
-    cap: int = Field(5, ge=1, le=50)
-    score: float = Field(0.7, ge=0, le=1)
+    depth: StrictInt = Field(1, ge=1, le=3)
+    cap: StrictInt = Field(5, ge=1, le=50)
+    score: StrictFloat = Field(0.7, ge=0, le=1)
 
     @field_validator("rels")
     @classmethod
@@ -282,7 +322,7 @@ class ExpandIn(StrictSchema):
 
 class RecallIn(StrictSchema):
     query: str = Field(max_length=2000)
-    k: int = Field(10, ge=1, le=100)
+    k: StrictInt = Field(10, ge=1, le=100)
     mode: Literal["semantic", "hybrid"] = "hybrid"
     weights: WeightsIn | None = None
     kind: list[KindName] = Field(default_factory=list, description="Any of these kinds")
@@ -290,11 +330,11 @@ class RecallIn(StrictSchema):
     agent: str | None = None
     tags: list[str] = Field(default_factory=list, description="Any of these tags")
     tags_all: list[str] = Field(default_factory=list)
-    min_confidence: float = Field(0.3, ge=0, le=1)
-    include_superseded: bool = False
-    as_of: dt.datetime | None = Field(None, description="Answer as the hub believed then about what was true then")
+    min_confidence: StrictFloat = Field(0.3, ge=0, le=1)
+    include_superseded: StrictBool = False
+    as_of: Timestamp | None = Field(None, description="Answer as the hub believed then about what was true then")
     expand: ExpandIn | None = None
-    diversity: bool = True
+    diversity: StrictBool = True
     lexical: Literal["local_bm25", "postgres"] = "local_bm25"
 
     @field_validator("query")
@@ -309,11 +349,6 @@ class RecallIn(StrictSchema):
     @classmethod
     def kind_as_list(cls, value: object) -> object:
         return [value] if isinstance(value, str) else value
-
-    @field_validator("as_of")
-    @classmethod
-    def as_of_aware(cls, value: dt.datetime | None) -> dt.datetime | None:
-        return _aware(value)
 
 
 class ScorePartsOut(Schema):
@@ -353,9 +388,9 @@ class MessageIn(StrictSchema):
 class ContextIn(StrictSchema):
     recent_messages: list[MessageIn] = Field(max_length=100)
     tool_results: list[str] = Field(default_factory=list, max_length=50)
-    budget_tokens: int = Field(1500, ge=0, le=200_000)
-    facts: int = Field(5, ge=0, le=20)
-    episodes: int = Field(5, ge=0, le=20)
+    budget_tokens: StrictInt = Field(1500, ge=0, le=200_000)
+    facts: StrictInt = Field(5, ge=0, le=20)
+    episodes: StrictInt = Field(5, ge=0, le=20)
     scope: str | None = None
 
 
@@ -431,13 +466,19 @@ class StatusOut(Schema):
 MAX_BATCH = 1000
 
 
-class BatchIn(Schema):
+class BatchIn(InputSchema):
     memories: list[dict[str, Any]] = Field(
         min_length=1,
         max_length=MAX_BATCH,
         description=f"Up to {MAX_BATCH} facts, each with the fields of POST /memories (on_conflict: ignore only); "
         "each is validated on its own, so one bad item does not stop the others",
     )
+
+    @field_validator("*")
+    @classmethod
+    def storable_strings(cls, value: object) -> object:
+        # Each item goes through MemoryIn (an InputSchema) on its own: a bad item rejects itself only.
+        return value
 
 
 class BatchItemOut(Schema):

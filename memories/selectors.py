@@ -6,15 +6,17 @@ import datetime as dt
 import uuid
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from django.contrib.auth.models import User
 from django.contrib.postgres.search import SearchQuery
-from django.db.models import Count, Min, Q, QuerySet
+from django.db import connection
+from django.db.models import Count, DateTimeField, Min, Q, QuerySet
 from django.utils import timezone
 
 from memories.models import LIVE_STATUSES, Link, Memory, Reliability, Status
 from memoryhub.errors import NotFound
+from memoryhub.storable import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from workspaces.models import Membership, Workspace
 
 
@@ -243,3 +245,44 @@ def pipeline_backlog(*, workspace: Workspace | None = None) -> PipelineBacklog:
         embedding=backlog(memories.filter(status=Status.PENDING_EMBED), "recorded_at"),
         checking=backlog(memories.filter(status=Status.ACTIVE, checked_at__isnull=True), "embedded_at"),
     )
+
+
+@dataclass(frozen=True)
+class UnreadableTimestamps:
+    """A memory with timestamps outside the readable window: each such column, as PostgreSQL prints it."""
+
+    memory_id: uuid.UUID
+    workspace_id: int
+    values: dict[str, str]
+
+
+def memory_timestamp_columns() -> list[str]:
+    return [f.column for f in Memory._meta.concrete_fields if isinstance(f, DateTimeField) and f.column]
+
+
+def memories_with_unreadable_timestamps(*, lock: bool = False) -> list[UnreadableTimestamps]:
+    """Memories with a timestamp outside years 1900–2200 in UTC (``memoryhub.storable``), oldest id first.
+
+    Rows written before the API checked its timestamps may hold a year past 9999
+    in UTC, which psycopg cannot read: every read of such a memory fails. So the
+    comparison happens in SQL and the values come back as text, never as
+    ``datetime``. ``lock`` takes the rows ``FOR UPDATE`` (inside a transaction).
+    """
+    quote = connection.ops.quote_name
+    outside = {c: f"{quote(c)} NOT BETWEEN %(earliest)s AND %(latest)s" for c in memory_timestamp_columns()}
+    as_text = ", ".join(f"CASE WHEN {condition} THEN {quote(c)}::text END" for c, condition in outside.items())
+    # Column and table names come from the model, never from input; the bounds are parameters.
+    sql = (
+        f"SELECT id, workspace_id, {as_text} FROM {quote(Memory._meta.db_table)} "  # noqa: S608
+        f"WHERE {' OR '.join(outside.values())} ORDER BY id"
+    )
+    if lock:
+        sql += " FOR UPDATE"
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"earliest": EARLIEST_TIMESTAMP, "latest": LATEST_TIMESTAMP})
+        rows: list[tuple[Any, ...]] = cursor.fetchall()
+    found: list[UnreadableTimestamps] = []
+    for memory_id, workspace_id, *printed in rows:
+        values = {column: str(text) for column, text in zip(outside, printed, strict=True) if text is not None}
+        found.append(UnreadableTimestamps(memory_id=memory_id, workspace_id=workspace_id, values=values))
+    return found

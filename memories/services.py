@@ -28,7 +28,9 @@ from memories.models import (
     Source,
     Status,
 )
+from memories.selectors import memories_with_unreadable_timestamps
 from memoryhub.errors import ConflictError, InvalidInput
+from memoryhub.storable import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from workspaces.models import Workspace
 
 if TYPE_CHECKING:
@@ -520,6 +522,7 @@ def _record_embedded(batch: list[Memory]) -> None:
 NOT_UNDOABLE = {
     "memory.create": "forget the memory instead (DELETE /memories/{id})",
     "memory.embed": "embedding is bookkeeping, not a decision",
+    "memory.repair": "the values it replaced could not be read back",
 }
 
 
@@ -575,3 +578,54 @@ def _revert(tracker: Tracker, change: dict[str, Any]) -> None:
         return
     tracker.update(instance, **change["before"])
     instance.save()
+
+
+@dataclass(frozen=True)
+class TimestampRepair:
+    """One memory's clamped timestamps: the old values as PostgreSQL printed them, the new ones in ISO 8601."""
+
+    memory_id: uuid.UUID
+    workspace_id: int
+    before: dict[str, str]
+    after: dict[str, str]
+
+
+def memories_repair_timestamps(*, actor: Actor) -> list[TimestampRepair]:
+    """Clamp every memory timestamp outside years 1900–2200 in UTC to the nearer end of that window.
+
+    For rows stored before the API checked its timestamps (``api.schemas.Timestamp``):
+    one such value makes the memory unreadable, and with it every list, recall and
+    dashboard page that includes it. Compared and updated in SQL, because loading the
+    value into Python is what fails. Each repaired memory gets a ``memory.repair``
+    event (not undoable: it would write the unreadable value back). Safe to run again.
+    """
+    quote = connection.ops.quote_name
+    table = quote(Memory._meta.db_table)
+    repairs: list[TimestampRepair] = []
+    with transaction.atomic():
+        for row in memories_with_unreadable_timestamps(lock=True):
+            # CASE rather than LEAST(GREATEST(…)): GREATEST skips NULL, and would fill an open valid_to.
+            assignments = ", ".join(
+                f"{quote(c)} = CASE WHEN {quote(c)} < %(earliest)s THEN %(earliest)s "
+                f"WHEN {quote(c)} > %(latest)s THEN %(latest)s ELSE {quote(c)} END"
+                for c in row.values
+            )
+            with connection.cursor() as cursor:
+                # Column and table names come from the model, never from input; the values are parameters.
+                cursor.execute(
+                    f"UPDATE {table} SET {assignments} WHERE id = %(id)s",  # noqa: S608
+                    {"earliest": EARLIEST_TIMESTAMP, "latest": LATEST_TIMESTAMP, "id": row.memory_id},
+                )
+            memory = Memory.objects.defer("embedding").select_related("workspace").get(pk=row.memory_id)
+            after = snapshot(memory, list(row.values))
+            record_event(
+                workspace=memory.workspace,
+                actor=actor,
+                verb="memory.repair",
+                memory=memory,
+                changes=[RowChange(memory, "update", dict(row.values), after)],
+                reason="timestamps outside 1900–2200 UTC, which could not be read back, clamped into that range",
+                automatic=True,
+            )
+            repairs.append(TimestampRepair(row.memory_id, row.workspace_id, dict(row.values), after))
+    return repairs

@@ -92,6 +92,7 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
+    "memoryhub.middleware.RefuseUnstorableInputMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
@@ -263,6 +264,10 @@ MEMORYHUB_EMBED_BATCH_SIZE = env_int("MEMORYHUB_EMBED_BATCH_SIZE", 64)
 # Facts left in pending_embed longer than this are re-enqueued by the beat job.
 MEMORYHUB_EMBED_STALE_SECONDS = env_int("MEMORYHUB_EMBED_STALE_SECONDS", 60)
 MEMORYHUB_MAX_TEXT_CHARS = env_int("MEMORYHUB_MAX_TEXT_CHARS", 8000)
+# A memory's metadata, as compact UTF-8 JSON, and how deeply it may nest objects and arrays:
+# a side channel for a few attributes, not a second, unbounded text field.
+MEMORYHUB_MAX_METADATA_BYTES = env_int("MEMORYHUB_MAX_METADATA_BYTES", 16_384)
+MEMORYHUB_MAX_METADATA_DEPTH = env_int("MEMORYHUB_MAX_METADATA_DEPTH", 8)
 # Web and worker processes load the embedder and the detector when they start (web in the background).
 MEMORYHUB_WARM_MODELS = env_bool("MEMORYHUB_WARM_MODELS", True)
 # How long a commit with on_conflict=warn|supersede|raise may spend on its synchronous check.

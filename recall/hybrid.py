@@ -446,12 +446,17 @@ def _passes(memory: Memory, query: RecallQuery) -> bool:
 
 def _lexical_scores(query: RecallQuery, pool: list[Memory]) -> dict[uuid.UUID, float]:
     if query.lexical_backend == "postgres":
+        words = sorted(set(_tokens(query.query)))
+        if not words:
+            # "!!!", "(((" or ":*" hold no word to match; an empty raw tsquery is a syntax error.
+            return {}
         ranks = dict(
             Memory.objects.filter(pk__in=[m.pk for m in pool])
             .annotate(
                 rank=SearchRank(
                     F("search_vector"),
-                    SearchQuery(" | ".join(sorted(set(_tokens(query.query)))) or "''", search_type="raw"),
+                    # Quoted, so no word is read as tsquery syntax (an operator, a weight, a prefix).
+                    SearchQuery(" | ".join(_quoted(w) for w in words), search_type="raw"),
                     cover_density=True,
                     normalization=32,
                 )

@@ -28,6 +28,8 @@ def agent_key_from_token(token: str) -> AgentKey | None:
     if len(parts) != 3 or parts[0] != KEY_PREFIX:
         return None
     _, prefix, secret = parts
+    if "\x00" in prefix:
+        return None  # a crafted header; looking it up would fail in PostgreSQL as a 500, not a 401
     key = AgentKey.objects.select_related("workspace").filter(prefix=prefix, revoked_at__isnull=True).first()
     if key is None or not key.matches(secret):
         return None

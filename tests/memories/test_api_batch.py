@@ -64,6 +64,15 @@ def test_the_same_fact_again_is_merged_into_the_live_one(agent: AgentClient) -> 
     assert Memory.objects.get(pk=live.pk).reinforcement_count == 1
 
 
+def test_an_item_the_database_cannot_store_rejects_only_itself(agent: AgentClient) -> None:
+    body = _batch(
+        agent, [{"text": "fine"}, {"text": "bad\u0000text"}, {"text": "also fine", "tags": ["x\u0000"]}]
+    ).json()
+
+    assert [r["action"] for r in body["results"]] == ["stored", "rejected", "rejected"]
+    assert body["results"][1]["errors"][0]["loc"] == ["body", "memories", 1, "text"]
+
+
 def test_a_batch_is_bounded(agent: AgentClient) -> None:
     assert _batch(agent, []).status_code == 422
     assert _batch(agent, [{"text": f"fact {n}"} for n in range(1001)]).status_code == 422

@@ -120,3 +120,88 @@ def test_it_rejects_a_key_with_the_right_prefix_and_wrong_secret(agent: AgentCli
     response = Client(HTTP_AUTHORIZATION=f"Bearer {forged}").get("/api/v1/memories")
 
     assert response.status_code == 401
+
+
+def _nested(depth: int) -> dict[str, Any]:
+    """A metadata object nesting ``depth`` objects, the outer one included."""
+    value: dict[str, Any] = {"leaf": 1}
+    for _ in range(depth - 1):
+        value = {"inner": value}
+    return value
+
+
+def test_it_accepts_metadata_up_to_the_limits(agent: AgentClient) -> None:
+    # 16,384 bytes as compact JSON exactly: {"blob":"…"} is 11 bytes around the string.
+    at_the_size = {"blob": "é" * ((16_384 - 11) // 2) + "x" * ((16_384 - 11) % 2)}
+
+    assert agent.post("/memories", {"text": "big enough", "metadata": at_the_size}).status_code == 201
+    assert agent.post("/memories", {"text": "deep enough", "metadata": _nested(8)}).status_code == 201
+
+
+@pytest.mark.parametrize(
+    ("metadata", "message"),
+    [
+        ({"blob": "x" * 16_374}, "16,385 bytes as JSON; the limit is 16,384"),
+        ({"blob": "é" * 8_187}, "16,385 bytes as JSON; the limit is 16,384"),  # counted in UTF-8 bytes
+        ({"blob": ["x" * 1000] * 2400}, "bytes as JSON; the limit is 16,384"),
+        (_nested(9), "more than 8 levels deep"),
+        ({"a": [[[[[[[[1]]]]]]]]}, "more than 8 levels deep"),
+    ],
+)
+def test_it_bounds_metadata_size_and_depth(
+    agent: AgentClient, field_errors: Any, metadata: dict[str, Any], message: str
+) -> None:
+    errors = field_errors(agent.post("/memories", {"text": "ok", "metadata": metadata}))
+
+    assert message in errors["metadata"]
+    assert Memory.objects.count() == 0
+
+
+def test_the_metadata_limits_are_settings(agent: AgentClient, field_errors: Any, settings: Any) -> None:
+    settings.MEMORYHUB_MAX_METADATA_BYTES = 100
+    settings.MEMORYHUB_MAX_METADATA_DEPTH = 2
+
+    assert (
+        "the limit is 100"
+        in field_errors(agent.post("/memories", {"text": "ok", "metadata": {"a": "x" * 100}}))["metadata"]
+    )
+    assert (
+        "more than 2 levels"
+        in field_errors(agent.post("/memories", {"text": "ok", "metadata": _nested(3)}))["metadata"]
+    )
+    assert agent.post("/memories", {"text": "ok", "metadata": _nested(2)}).status_code == 201
+
+
+@pytest.mark.parametrize(
+    "raw", ['{"text": "ok", "metadata": {"a": NaN}}', '{"text": "ok", "metadata": {"a": [Infinity]}}']
+)
+def test_it_rejects_nan_in_metadata(agent: AgentClient, field_errors: Any, raw: str) -> None:
+    # Python's JSON reads NaN and Infinity; PostgreSQL's jsonb refuses them.
+    assert "NaN or Infinity" in field_errors(agent.post("/memories", raw=raw))["metadata"]
+    assert Memory.objects.count() == 0
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"text": "ok", "importance": True}, "importance"),
+        ({"text": "ok", "importance": "0.5"}, "importance"),
+        ({"text": "ok", "confidence": False}, "confidence"),
+        ({"text": "ok", "polarity": True}, "polarity"),
+        ({"text": "ok", "polarity": 1.0}, "polarity"),
+        ({"text": "ok", "valid_from": 1_700_000_000}, "valid_from"),
+        ({"text": "ok", "tags": "api"}, "tags"),
+        ({"text": 42}, "text"),
+    ],
+)
+def test_it_does_not_coerce_loose_types(
+    agent: AgentClient, field_errors: Any, body: dict[str, Any], field: str
+) -> None:
+    assert field in field_errors(agent.post("/memories", body))
+    assert Memory.objects.count() == 0
+
+
+def test_a_link_weight_must_be_a_number(agent: AgentClient, field_errors: Any) -> None:
+    src, dst = agent.commit("a fact"), agent.commit("another fact")
+
+    assert "weight" in field_errors(agent.post("/links", {"src": src["id"], "dst": dst["id"], "weight": True}))

@@ -182,3 +182,49 @@ def test_check_action_rejects_unknown_ids(agent: AgentClient, other_agent: Agent
 
     assert str(foreign.pk) in errors["memory_ids"]
     assert field_errors(agent.post("/check-action", {"memory_ids": []}))
+
+
+@pytest.mark.parametrize("lexical", ["postgres", "local_bm25"])
+@pytest.mark.parametrize("query", ["!!!", "'", "(((", ":*", "&|!<->", "the"])
+def test_a_query_without_words_gets_no_lexical_match_but_still_dense_hits(
+    agent: AgentClient, lexical: str, query: str
+) -> None:
+    fact = remember(agent.workspace, "Deploys are frozen during the last week of December")
+
+    response = agent.post("/recall", {"query": query, "lexical": lexical, "min_confidence": 0})
+
+    assert response.status_code == 200, response.content
+    [hit] = response.json()
+    assert hit["memory"]["id"] == str(fact.pk)
+    assert hit["parts"]["lexical"] == 0
+
+
+def test_the_postgres_backend_still_matches_words(agent: AgentClient) -> None:
+    fact = remember(agent.workspace, "Deploys are frozen during the last week of December")
+    remember(agent.workspace, "The office dog is called Biscuit")
+
+    hits = agent.post("/recall", {"query": "december freeze?!", "lexical": "postgres"}).json()
+
+    assert [h["parts"]["lexical"] for h in hits if h["memory"]["id"] == str(fact.pk)] == [1.0]
+
+
+@pytest.mark.parametrize(
+    ("path", "body", "field"),
+    [
+        ("/recall", {"query": "x", "k": True}, "k"),
+        ("/recall", {"query": "x", "k": 5.0}, "k"),
+        ("/recall", {"query": "x", "min_confidence": False}, "min_confidence"),
+        ("/recall", {"query": "x", "include_superseded": 1}, "include_superseded"),
+        ("/recall", {"query": "x", "diversity": "no"}, "diversity"),
+        ("/recall", {"query": "x", "weights": {"cosine": True}}, "cosine"),
+        ("/recall", {"query": "x", "expand": {"depth": True}}, "depth"),
+        ("/context", {"recent_messages": [{"content": "hi"}], "episodes": False}, "episodes"),
+        ("/context", {"recent_messages": [{"content": "hi"}], "facts": "3"}, "facts"),
+        ("/context", {"recent_messages": [{"content": "hi"}], "budget_tokens": 1e3}, "budget_tokens"),
+        ("/uncertainties/surface", {"topic": "deploys", "limit": True}, "limit"),
+    ],
+)
+def test_a_bool_or_string_where_a_number_belongs_is_a_422(
+    agent: AgentClient, field_errors: Any, path: str, body: dict[str, Any], field: str
+) -> None:
+    assert field in field_errors(agent.post(path, body))
