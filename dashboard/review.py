@@ -22,6 +22,7 @@ from conflicts import decisions as decision_queue
 from conflicts import inbox, insights
 from conflicts.feedback import CardAlreadyAnswered, card_answer, card_answer_undo
 from conflicts.models import ConflictCard, Tolerance
+from conflicts.selectors import detective_runs_recent
 from conflicts.tolerance import tolerance_set
 from dashboard.charts import Series, bar_chart, line_chart
 from memories.audit import Actor
@@ -277,6 +278,7 @@ def insights_view(request: HttpRequest, slug: str) -> HttpResponse:
         "backlog": pipeline_backlog(workspace=workspace),
         # The LLM's circuit breaker is open: say so, detection quietly runs offline meanwhile.
         "llm_pause": llm_paused(),
+        "detective_runs": detective_runs_recent(workspace=workspace, limit=8),
         "tolerance_chart": line_chart(
             [insights.tolerance_now(workspace=workspace) - sum(c.delta for c in history)] + [c.value for c in history],
             label="Tolerance after each answer",

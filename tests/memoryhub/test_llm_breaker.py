@@ -11,6 +11,8 @@ from django.utils import timezone
 from conflicts.detection.llm import escalate_unsure
 from conflicts.detection.pipeline import check_next_waiting
 from conflicts.detection.verdict import Relation, Verdict
+from conflicts.narrative import detective_run
+from conflicts.tasks import detective_request
 from memories.models import Memory
 from memoryhub.llm import BREAKER, llm_paused
 from memoryhub.models import CircuitBreaker
@@ -145,6 +147,22 @@ def test_the_background_check_runs_offline_while_it_is_open(
 
     assert breaker.requests == []
     assert Memory.objects.get(pk=newer.pk).checked_at is not None
+
+
+def test_the_detective_reads_offline_while_it_is_open(breaker: Any, workspace: Workspace, settings: Any) -> None:
+    settings.MEMORYHUB_FORGETTING_RATES = {"first_day": [1.0, 1.0], "first_week": [1.0, 1.0], "older": [1.0, 1.0]}
+    remember(workspace, "Deploys run on Jenkins", scope="ci", valid_from=day(8))
+    remember(workspace, "Moved deploys from Jenkins to GitHub Actions", scope="ci", valid_from=day(10))
+    remember(workspace, "Deploy stuck: restart the Jenkins job deploy-prod", scope="ci", valid_from=day(12))
+    CircuitBreaker.objects.create(
+        name=BREAKER, consecutive_failures=2, open_until=timezone.now() + dt.timedelta(seconds=60)
+    )
+
+    run = detective_run(run_id=detective_request(workspace=workspace).pk)
+
+    assert run is not None
+    assert (run.mode, run.state, run.flags_raised) == ("offline", "done", 1)
+    assert breaker.requests == []
 
 
 def test_without_an_llm_nothing_is_paused(settings: Any) -> None:
