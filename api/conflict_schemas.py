@@ -89,10 +89,11 @@ class DetectiveRunOut(Schema):
     id: int
     trigger: str
     mode: str
-    state: str
+    state: str = Field(description="queued / running / done / partial (some LLM batches failed) / failed")
     facts_total: int
     facts_read: int
     batches: int
+    failed_batches: int = Field(description="LLM batches without a usable answer; the offline detective read them")
     flags_raised: int
     cards_created: int
     tokens: int

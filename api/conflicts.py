@@ -138,7 +138,8 @@ def run_detective(request: HttpRequest) -> Status[DetectiveRun]:
 
 @router.get("/detective/runs", response=list[DetectiveRunOut], tags=["detective"], summary="Recent detective runs")
 def list_detective_runs(request: HttpRequest) -> list[DetectiveRun]:
-    return list(DetectiveRun.objects.filter(workspace=_key(request).workspace).order_by("-created_at")[:50])
+    """Newest first. ``partial`` / ``failed``: some / all of the LLM's batches failed and were read offline."""
+    return selectors.detective_runs_recent(workspace=_key(request).workspace)
 
 
 # Surfacing counts what was shown (anti-nag) but changes no fact: a reading agent may do it.

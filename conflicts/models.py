@@ -245,6 +245,8 @@ class RunState(models.TextChoices):
     QUEUED = "queued"
     RUNNING = "running"
     DONE = "done"
+    # Some of the LLM's batches failed (partial) or all of them (failed); those were read offline.
+    PARTIAL = "partial"
     FAILED = "failed"
 
 
@@ -264,6 +266,7 @@ class DetectiveRun(models.Model):
     facts_total = models.PositiveIntegerField(default=0)
     facts_read = models.PositiveIntegerField(default=0)
     batches = models.PositiveIntegerField(default=0)
+    failed_batches = models.PositiveIntegerField(default=0, help_text="LLM batches without an answer, read offline")
     flags_raised = models.PositiveIntegerField(default=0)
     cards_created = models.PositiveIntegerField(default=0)
     tokens = models.PositiveIntegerField(default=0)

@@ -2,7 +2,10 @@
 
 A run reads the workspace's history as a story — a forgetting-curve sample,
 oldest first — and flags reversals, ambiguity and stale claims, with the LLM
-when one is configured and offline otherwise. Flags become conflict cards,
+when one is configured (and its circuit breaker is closed) and offline
+otherwise. Batches the LLM gave no usable answer for are read by the offline
+detective instead; the run is then recorded ``partial`` (some batches) or
+``failed`` (all), with the error. Flags become conflict cards,
 never twice for the same fact set, never for a pair a reviewer called "both true".
 """
 
@@ -30,10 +33,10 @@ from conflicts.models import (
 )
 from conflicts.reliability import reliability_lower, severity_for
 from conflicts.services import UNCERTAINTY_FIELDS, card_create, card_holding, surface_context
-from conflicts.story import Flag, batches
+from conflicts.story import Batch, Flag, batches
 from memories.audit import Actor, Tracker, record_event
 from memories.models import LIVE_STATUSES, Memory, Reliability
-from memoryhub.llm import llm_enabled
+from memoryhub.llm import llm_enabled, llm_paused
 from workspaces.models import Workspace
 
 logger = logging.getLogger(__name__)
@@ -57,8 +60,10 @@ def detective_run(*, run_id: int, mode: str | None = None, whole_story: bool = F
     run = DetectiveRun.objects.select_related("workspace").get(pk=run_id)
     started = time.monotonic()
     try:
-        _carry_out(run, mode or ("llm" if llm_enabled() else "offline"), whole_story=whole_story)
-        run.state = RunState.DONE
+        _carry_out(
+            run, mode or ("llm" if llm_enabled() and llm_paused() is None else "offline"), whole_story=whole_story
+        )
+        run.state = _outcome(run)
     except Exception as exc:
         logger.exception("detective run %s failed", run_id)
         run.state = RunState.FAILED
@@ -93,14 +98,26 @@ def _carry_out(run: DetectiveRun, mode: str, *, whole_story: bool = False) -> No
     sampled = _cap(sampled, run.trigger_memory_id)
     facts = _with_texts(sampled)
     run.mode, run.facts_total, run.facts_read = mode, len(everything), len(facts)
+    flags: list[Flag] | None = None
     if mode == "llm":
         story = batches(facts)
         result = detective_llm.detect(story)
-        run.batches, run.tokens = len(story), result.tokens
-        flags = [
-            Flag(f.kind, [x.id for x in f.facts], f.question, "narrative:llm", {"mode": "llm"}) for f in result.flags
-        ]
-    else:
+        if result.paused:
+            run.mode = "offline"  # the circuit breaker opened since the run chose its mode
+        else:
+            run.batches, run.tokens, run.failed_batches = len(story), result.tokens, result.failed_batches
+            flags = [
+                Flag(f.kind, [x.id for x in f.facts], f.question, "narrative:llm", {"mode": "llm"})
+                for f in result.flags
+            ]
+            if result.failed:
+                # The story the LLM could not read is still read: by the offline detective.
+                flags += detective_offline.detect(_facts_of(result.failed))
+                run.error = (
+                    f"{result.failed_batches} of {len(story)} LLM batches failed, read offline instead: "
+                    f"{result.errors[0]}"
+                )[:2000]
+    if flags is None:
         run.batches = 1
         flags = detective_offline.detect(facts)
     run.flags_raised = len(flags)
@@ -112,6 +129,21 @@ def _carry_out(run: DetectiveRun, mode: str, *, whole_story: bool = False) -> No
             break
         created += flag_to_card(workspace=run.workspace, flag=flag) is not None
     run.cards_created = created
+
+
+def _outcome(run: DetectiveRun) -> RunState:
+    if not run.failed_batches:
+        return RunState.DONE
+    return RunState.FAILED if run.failed_batches >= run.batches else RunState.PARTIAL
+
+
+def _facts_of(failed: list[Batch]) -> list[forgetting.StoryFact]:
+    """The facts of the failed batches, once each (batches overlap), oldest first."""
+    seen: dict[uuid.UUID | str, forgetting.StoryFact] = {}
+    for batch in failed:
+        for fact in batch.facts:
+            seen.setdefault(fact.id, fact)
+    return sorted(seen.values(), key=lambda f: f.at)
 
 
 def _cap(facts: list[forgetting.StoryFact], trigger_id: uuid.UUID | None) -> list[forgetting.StoryFact]:

@@ -6,7 +6,7 @@ import uuid
 
 from django.db.models import Prefetch, Q, QuerySet
 
-from conflicts.models import CardFact, ConflictCard, Uncertainty
+from conflicts.models import CardFact, ConflictCard, DetectiveRun, Uncertainty
 from memories.models import Event
 from memoryhub.errors import NotFound
 from workspaces.models import Workspace
@@ -59,3 +59,8 @@ def event_get(*, workspace: Workspace, event_id: int) -> Event:
     if event is None:
         raise NotFound("no event with this id in the workspace")
     return event
+
+
+def detective_runs_recent(*, workspace: Workspace, limit: int = 50) -> list[DetectiveRun]:
+    """The workspace's latest detective runs, newest first (failed and partial ones carry their error)."""
+    return list(DetectiveRun.objects.filter(workspace=workspace).order_by("-created_at")[:limit])

@@ -47,12 +47,13 @@ def enqueue_detection(event: FactsEmbedded) -> None:
 
 @idempotent_task
 def detect_pending() -> int:
-    """Check every embedded, unchecked fact, one short transaction each (``check_next_waiting``).
+    """Check every embedded, unchecked fact (``check_next_waiting``), with no transaction open while it waits.
 
-    Facts are claimed with ``SKIP LOCKED``, so two workers never check the same
-    fact; a worker killed mid-check rolls back and the fact waits for the next
-    drain. A fact whose check fails is skipped for the rest of this drain and
-    the task is retried with backoff; the others go on being checked.
+    Facts are claimed with a committed ``check_claimed_at``, so two workers
+    never check the same fact; a worker killed mid-check leaves a claim that
+    expires after ``CLAIM_LEASE`` and the fact waits for a later drain. A fact
+    whose check fails is released, skipped for the rest of this drain and the
+    task is retried with backoff; the others go on being checked.
     """
     drain_started(DETECT_DRAIN)
     checked = 0

@@ -22,12 +22,14 @@ from conflicts import decisions as decision_queue
 from conflicts import inbox, insights
 from conflicts.feedback import CardAlreadyAnswered, card_answer, card_answer_undo
 from conflicts.models import ConflictCard, Tolerance
+from conflicts.selectors import detective_runs_recent
 from conflicts.tolerance import tolerance_set
 from dashboard.charts import Series, bar_chart, line_chart
 from memories.audit import Actor
 from memories.models import Event
 from memories.selectors import pipeline_backlog
 from memoryhub.errors import DomainError
+from memoryhub.llm import llm_paused
 from workspaces.access import membership_for, not_found_as_404
 from workspaces.models import Membership, Role
 
@@ -274,6 +276,9 @@ def insights_view(request: HttpRequest, slug: str) -> HttpResponse:
         else None,
         "tolerance": insights.tolerance_now(workspace=workspace),
         "backlog": pipeline_backlog(workspace=workspace),
+        # The LLM's circuit breaker is open: say so, detection quietly runs offline meanwhile.
+        "llm_pause": llm_paused(),
+        "detective_runs": detective_runs_recent(workspace=workspace, limit=8),
         "tolerance_chart": line_chart(
             [insights.tolerance_now(workspace=workspace) - sum(c.delta for c in history)] + [c.value for c in history],
             label="Tolerance after each answer",

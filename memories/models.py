@@ -94,8 +94,11 @@ class Memory(models.Model):
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes_memories"
     )
     superseded_at = models.DateTimeField(null=True, blank=True)
-    # Set when conflict detection has run on this fact (the task's idempotency claim).
+    # Set when conflict detection has run on this fact.
     checked_at = models.DateTimeField(null=True, blank=True)
+    # Set (and committed) while a worker checks the fact, so the slow part of the check runs with
+    # no transaction open; a claim older than the lease belongs to a dead worker and is taken again.
+    check_claimed_at = models.DateTimeField(null=True, blank=True)
 
     access_count = models.PositiveIntegerField(default=0)
     last_accessed_at = models.DateTimeField(null=True, blank=True)

@@ -20,7 +20,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.utils import timezone
 
-from conflicts.detection.pipeline import detect_and_resolve
+from conflicts.detection.pipeline import check_fact
 from conflicts.models import ConflictCard, DetectiveRun
 from conflicts.narrative import detective_run
 from memories.audit import Actor
@@ -83,7 +83,7 @@ class SeedReport:
 def demo_seed(*, workspace: Workspace, path: Path = DEMO_DATA, classify: PairClassifier | None = None) -> SeedReport:
     """Commit the demo history (oldest first), embed it, and run detection on each fact in time order.
 
-    Detection is claimed per fact exactly as the worker does (``checked_at``),
+    Detection is claimed per fact exactly as the worker does (``check_fact``),
     so queued detection tasks for these facts find nothing left to do. If
     detection cannot run (the offline classifier's weights are missing), the
     facts are still seeded and a warning is logged; the worker's sweep checks
@@ -128,12 +128,7 @@ def _read_the_story(workspace: Workspace) -> None:
 def _detect_in_order(memories: Iterable[Memory], classify: PairClassifier | None) -> bool:
     for memory in memories:
         try:
-            with transaction.atomic():
-                claimed = Memory.objects.filter(pk=memory.pk, status=Status.ACTIVE, checked_at__isnull=True).update(
-                    checked_at=timezone.now()
-                )
-                if claimed:
-                    detect_and_resolve(memory, classify=classify)
+            check_fact(memory.pk, classify=classify)
         except Exception as exc:
             # Most likely the classifier is not trained/shipped yet; the seeded facts are still useful.
             logger.warning("demo seeding: detection unavailable (%s); facts seeded without cards", exc)

@@ -21,3 +21,23 @@ class Drain(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class CircuitBreaker(models.Model):
+    """The shared state of one remote dependency's circuit breaker (``memoryhub/llm.py``).
+
+    In the database, not in memory: every web and worker process must see the
+    same count of consecutive failures and the same pause, or each would keep
+    calling a dead endpoint until it had failed on its own.
+    """
+
+    name = models.CharField(max_length=40, primary_key=True)
+    consecutive_failures = models.PositiveIntegerField(default=0)
+    # Set while the breaker is open: nobody calls before then; the first caller after it probes.
+    open_until = models.DateTimeField(null=True, blank=True)
+    opened_at = models.DateTimeField(null=True, blank=True)
+    last_failure_at = models.DateTimeField(null=True, blank=True)
+    last_error = models.TextField(blank=True, default="")
+
+    def __str__(self) -> str:
+        return self.name

@@ -293,6 +293,10 @@ OPENAI_API_KEY = env_str("OPENAI_API_KEY")
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")
 OPENAI_TIMEOUT_SECONDS = env_float("OPENAI_TIMEOUT_SECONDS", 20.0)
 MEMORYHUB_LLM_MODEL = env_str("MEMORYHUB_LLM_MODEL", "gpt-4o-mini")
+# The LLM's circuit breaker: after this many calls in a row without a usable answer the hub
+# stops calling it for the cool-down and detects with the offline tiers only, then tries one call.
+MEMORYHUB_LLM_BREAKER_FAILURES = env_int("MEMORYHUB_LLM_BREAKER_FAILURES", 3)
+MEMORYHUB_LLM_BREAKER_COOLDOWN_SECONDS = env_int("MEMORYHUB_LLM_BREAKER_COOLDOWN_SECONDS", 300)
 
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     # A worker that died mid-batch leaves facts in pending_embed; pick them up again.

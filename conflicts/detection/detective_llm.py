@@ -2,8 +2,9 @@
 
 Batches go out in parallel at temperature 0 with a JSON schema. Every flag is
 validated: its fact ids must belong to the batch it came from, its question
-must be non-empty. A malformed answer is logged and asked again once, then
-dropped — a bad answer never stops a run.
+must be non-empty. A malformed answer is logged and asked again once; a batch
+that still has no usable answer (or whose calls failed) is reported as failed,
+and the run reads it with the offline detective — a bad answer never stops a run.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from conflicts.forgetting import StoryFact
 from conflicts.story import Batch
-from memoryhub.llm import LLMError, chat_json
+from memoryhub.llm import LLMError, chat_json, llm_admit, llm_record
 
 logger = logging.getLogger(__name__)
 
@@ -85,35 +86,69 @@ class LLMFlag:
 class LLMResult:
     flags: list[LLMFlag] = field(default_factory=list)
     tokens: int = 0
-    failed_batches: int = 0
+    # The batches the LLM gave no usable answer for, and why: the run reads them offline instead.
+    failed: list[Batch] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    # The circuit breaker was open: nothing was sent.
+    paused: bool = False
+
+    @property
+    def failed_batches(self) -> int:
+        return len(self.failed)
+
+
+@dataclass
+class BatchRead:
+    flags: list[LLMFlag]
+    tokens: int
+    error: str | None = None
+    # The endpoint itself failed (timeout, HTTP error, not JSON), as the circuit breaker counts it.
+    unreachable: bool = False
 
 
 def detect(batches: list[Batch]) -> LLMResult:
+    """Read the batches in parallel; a batch without a usable answer is listed in ``failed``.
+
+    Admission and outcomes go through the circuit breaker here, in the calling
+    thread: the pool's threads only talk HTTP and never open a database connection.
+    """
     result = LLMResult()
+    if not batches:
+        return result
+    if not llm_admit():
+        result.paused = True
+        return result
     with ThreadPoolExecutor(max_workers=PARALLEL_BATCHES) as pool:
-        for flags, tokens, ok in pool.map(_read_batch, batches):
-            result.flags += flags
-            result.tokens += tokens
-            result.failed_batches += 0 if ok else 1
+        for batch, read in zip(batches, pool.map(_read_batch, batches), strict=True):
+            result.flags += read.flags
+            result.tokens += read.tokens
+            if read.error is not None:
+                result.failed.append(batch)
+                result.errors.append(read.error)
+            llm_record(ok=not read.unreachable, error=read.error or "")
     return result
 
 
-def _read_batch(batch: Batch) -> tuple[list[LLMFlag], int, bool]:
+def _read_batch(batch: Batch) -> BatchRead:
     tokens = 0
     for attempt in (1, 2):
         try:
             answer, used = chat_json(
-                system=SYSTEM, user=INSTRUCTIONS + batch.text, schema_name="story_confusions", schema=SCHEMA
+                system=SYSTEM,
+                user=INSTRUCTIONS + batch.text,
+                schema_name="story_confusions",
+                schema=SCHEMA,
+                breaker=False,
             )
-        except LLMError:
-            logger.warning("detective batch of %d facts: LLM unavailable; skipped", len(batch.facts))
-            return [], tokens, False
+        except LLMError as exc:
+            logger.warning("detective batch of %d facts: LLM unavailable; read offline instead", len(batch.facts))
+            return BatchRead([], tokens, error=str(exc), unreachable=True)
         tokens += used
         flags = parse_flags(answer, batch)
         if flags is not None:
-            return flags, tokens, True
+            return BatchRead(flags, tokens)
         logger.warning("detective batch: malformed answer (attempt %d): %.300r", attempt, answer)
-    return [], tokens, False
+    return BatchRead([], tokens, error="story_confusions: malformed answer twice")
 
 
 def parse_flags(answer: Any, batch: Batch) -> list[LLMFlag] | None:

@@ -3,7 +3,9 @@
 Only runs when an LLM is configured (``OPENAI_API_KEY``). One batched,
 temperature-0 request with a JSON schema; every item is validated (the pair
 index must exist, the relation must be known). Whatever fails — timeout, HTTP
-error, malformed or hallucinated output — leaves the offline verdict standing.
+error, malformed or hallucinated output — leaves the offline verdict standing,
+and while the LLM's circuit breaker is open (``memoryhub/llm.py``) nothing is
+sent at all. The pipeline calls this tier with no transaction open.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import Any
 
 from conflicts.detection.verdict import Relation, Verdict
 from memories.models import Memory
-from memoryhub.llm import LLMError, chat_json
+from memoryhub.llm import LLMError, LLMPaused, chat_json
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +80,8 @@ def _ask(pairs: list[tuple[Memory, Memory]]) -> dict[int, Verdict]:
         )
     try:
         answer, _tokens = chat_json(system=SYSTEM, user="\n\n".join(lines), schema_name="pair_verdicts", schema=SCHEMA)
+    except LLMPaused:
+        return {}  # the circuit breaker said so once, when it opened
     except LLMError:
         logger.warning("LLM tier unavailable; keeping the offline verdicts for %d pairs", len(pairs))
         return {}

@@ -5,14 +5,17 @@ from typing import Any
 
 import pytest
 from django.db import connection
+from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from conflicts.models import Answer, ConflictCard, DetectiveRun
+from conflicts.forgetting import StoryFact
+from conflicts.models import Answer, ConflictCard, DetectiveRun, Uncertainty
 from conflicts.narrative import detective_run, flag_to_card
-from conflicts.story import Flag, short_id
+from conflicts.story import Batch, Flag, short_id, story_line
 from conflicts.tasks import detective_request, detective_schedule
 from memories.models import Memory
 from tests.conftest import AgentClient
+from tests.factories import MembershipFactory, UserFactory
 from tests.memories.recall_helpers import day, remember
 from workspaces.models import Workspace
 
@@ -60,17 +63,33 @@ def short_id_of(memory: Memory) -> str:
     return short_id(StoryFact(id=memory.pk, text="", scope="", agent="", at=memory.valid_from))
 
 
-def test_malformed_output_is_retried_once_then_dropped(
+def offline_flags(workspace: Workspace) -> set[tuple[str, str]]:
+    """What the offline detective alone raises on the workspace's story: (kind, question) per card."""
+    run = detective_run(run_id=detective_request(workspace=workspace).pk, mode="offline")
+    assert run is not None
+    assert run.state == "done"
+    cards = {(c.kind, c.question) for c in ConflictCard.objects.filter(workspace=workspace)}
+    ConflictCard.objects.all().delete()
+    Uncertainty.objects.all().delete()
+    DetectiveRun.objects.all().delete()
+    return cards
+
+
+def test_malformed_output_is_retried_once_then_read_offline(
     llm: Any, workspace: Workspace, broker_story: list[Memory]
 ) -> None:
+    expected = offline_flags(workspace)
+    assert expected  # the story has a reversal the offline detective finds
     llm.script(json.dumps({"confusions": "nope"}), json.dumps({"wrong": []}))
 
     run = detective_run(run_id=detective_request(workspace=workspace).pk, mode="llm")
 
     assert run is not None
-    assert (run.state, run.flags_raised) == ("done", 0)
+    assert (run.state, run.mode, run.batches, run.failed_batches) == ("failed", "llm", 1, 1)
+    assert "malformed answer" in run.error
     assert len(llm.requests) == 2
-    assert not ConflictCard.objects.exists()
+    assert {(c.kind, c.question) for c in ConflictCard.objects.all()} == expected
+    assert run.flags_raised == len(expected)
 
 
 def test_hallucinated_ids_and_empty_questions_are_dropped(
@@ -93,13 +112,70 @@ def test_hallucinated_ids_and_empty_questions_are_dropped(
     assert ConflictCard.objects.get().question == "Is RabbitMQ still used?"
 
 
-def test_an_unreachable_llm_fails_nothing(llm: Any, workspace: Workspace, broker_story: list[Memory]) -> None:
+def test_an_unreachable_llm_fails_the_run_and_the_offline_detective_reads_the_story(
+    llm: Any, workspace: Workspace, broker_story: list[Memory]
+) -> None:
+    expected = offline_flags(workspace)
     llm.script(500, 500, 500, 500)
 
     run = detective_run(run_id=detective_request(workspace=workspace).pk, mode="llm")
 
     assert run is not None
-    assert (run.state, run.flags_raised) == ("done", 0)
+    assert (run.state, run.batches, run.failed_batches) == ("failed", 1, 1)
+    assert run.error.startswith("1 of 1 LLM batches failed, read offline instead: story_confusions")
+    assert {(c.kind, c.question) for c in ConflictCard.objects.all()} == expected
+
+
+def test_the_api_and_the_dashboard_show_a_failed_run(
+    llm: Any, workspace: Workspace, broker_story: list[Memory], agent: AgentClient
+) -> None:
+    llm.script(500, 500)
+    run = detective_run(run_id=detective_request(workspace=workspace).pk, mode="llm")
+    assert run is not None
+
+    [listed] = agent.get("/detective/runs").json()
+    assert (listed["id"], listed["state"], listed["batches"], listed["failed_batches"]) == (run.pk, "failed", 1, 1)
+    assert listed["error"] == run.error
+    assert listed["flags_raised"] == run.flags_raised > 0
+
+    user = UserFactory(username="ana")
+    MembershipFactory(user=user, workspace=workspace, role="viewer")
+    client = Client()
+    client.force_login(user)
+    html = client.get(f"/w/{workspace.slug}/insights/").content.decode()
+    runs = html[html.index('id="detective-runs"') :]
+    assert '<td class="run-failed">failed (1 of 1 batches offline)</td>' in runs
+    assert "1 of 1 LLM batches failed, read offline instead" in runs
+
+
+def test_a_run_with_some_failed_batches_is_partial_and_reads_those_offline(
+    llm: Any, workspace: Workspace, broker_story: list[Memory], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    rabbit, sqs, _, again = broker_story
+    deploys = [
+        remember(workspace, "Deploys run on Jenkins", scope="ci", valid_from=day(8)),
+        remember(workspace, "Moved deploys from Jenkins to GitHub Actions", scope="ci", valid_from=day(10)),
+        remember(workspace, "Deploy stuck: restart the Jenkins job deploy-prod", scope="ci", valid_from=day(12)),
+    ]
+
+    def two_batches(facts: list[StoryFact]) -> list[Batch]:
+        return [Batch(part, [story_line(f) for f in part]) for part in (facts[:4], facts[4:])]
+
+    # One batch at a time, so the stub's replies go to the batches in order: the broker
+    # story is read by the LLM, the deploy story's batch fails (twice).
+    monkeypatch.setattr("conflicts.narrative.batches", two_batches)
+    monkeypatch.setattr("conflicts.detection.detective_llm.PARALLEL_BATCHES", 1)
+    ids = [short_id_of(m) for m in (rabbit, sqs, again)]
+    llm.script(confusions({"fact_ids": ids, "kind": "reversal", "question": "Is the job broker still SQS?"}), 500, 500)
+
+    run = detective_run(run_id=detective_request(workspace=workspace).pk, mode="llm")
+
+    assert run is not None
+    assert (run.state, run.batches, run.failed_batches, run.flags_raised) == ("partial", 2, 1, 2)
+    assert run.error.startswith("1 of 2 LLM batches failed, read offline instead")
+    assert len(llm.requests) == 3
+    cards = {c.detector: [f.memory_id for f in c.card_facts.all()] for c in ConflictCard.objects.all()}
+    assert cards == {"narrative:llm": [rabbit.pk, sqs.pk, again.pk], "narrative:offline": [m.pk for m in deploys]}
 
 
 def test_a_fact_set_is_carded_once_open_or_resolved(workspace: Workspace, broker_story: list[Memory]) -> None:

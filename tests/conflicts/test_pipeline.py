@@ -1,20 +1,23 @@
 from __future__ import annotations
 
+import datetime as dt
 import threading
+import time
+from typing import Any
 
 import pytest
 from django.db import connections
 from django.utils import timezone
 
 from conflicts.detection.candidates import MAX_CANDIDATES, candidates_for
-from conflicts.detection.pipeline import CheckFailed, check_next_waiting, detect_and_resolve
-from conflicts.detection.verdict import Relation
-from conflicts.models import ConflictCard
+from conflicts.detection.pipeline import CLAIM_LEASE, CheckFailed, check_next_waiting, detect_and_resolve
+from conflicts.detection.verdict import Relation, Verdict
+from conflicts.models import ConflictCard, Uncertainty
 from conflicts.tasks import DetectionFailed, detect_pending
 from memories.audit import Actor
 from memories.embeddings import get_embedder
 from memories.models import Memory
-from memories.services import MemoryInput, memory_create
+from memories.services import MemoryInput, memory_create, memory_forget, memory_reinforce
 from memories.tasks import YIELD_SECONDS, embed_pending, reembed_stale
 from memoryhub.celery import app
 from tests.conflicts.scripted import ScriptedClassifier, scripted
@@ -184,3 +187,110 @@ def test_fresh_drains_and_background_work_go_to_separate_queues() -> None:
     assert queue_of("memories.tasks.reembed_stale") == "background"
     assert queue_of("conflicts.tasks.run_detective") == "background"
     assert {q.name for q in app.amqp.queues.values()} == {"fresh", "background"}
+
+
+# ---------------------------------------------------------------- nothing slow under a lock
+
+
+def _one_waiting(workspace: Workspace, older_text: str, newer_text: str) -> tuple[Memory, Memory]:
+    """Two facts of which only the newer waits for its check (the older one was checked long ago)."""
+    older = remember(workspace, older_text, valid_from=day(1))
+    newer = remember(workspace, newer_text, valid_from=day(2))
+    Memory.objects.filter(pk=older.pk).update(checked_at=timezone.now())
+    return older, newer
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_slow_llm_holds_no_lock_on_the_fact_it_checks(
+    llm: Any, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings.OPENAI_TIMEOUT_SECONDS = 10.0
+    workspace = WorkspaceFactory(slug="acme")
+    older, newer = _one_waiting(workspace, "Ana hates mornings", "Ana goes running at 6am every day")
+    # Unsure offline: the pair goes to the LLM, which takes 3 s to answer.
+    classify = ScriptedClassifier({(older.text, newer.text): scripted(Relation.TRUE_CONTRADICTION, p=0.55)})
+    monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda: classify)
+    llm.script(("sleep", 3.0))
+    checked: list[Memory | None] = []
+
+    def worker() -> None:
+        try:
+            checked.append(check_next_waiting())
+        finally:
+            connections.close_all()
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 10
+        while not llm.requests and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert llm.requests, "the check never reached the LLM"
+        # While the worker waits on the LLM, an agent reinforces the very fact it checks.
+        started = time.monotonic()
+        memory_reinforce(memory=newer, actor=Actor.system("agent"))
+        assert time.monotonic() - started < 0.2
+        assert thread.is_alive()  # the LLM had not answered yet
+    finally:
+        thread.join(15)
+
+    assert [m.pk if m else None for m in checked] == [newer.pk]
+    fact = Memory.objects.get(pk=newer.pk)
+    assert fact.checked_at is not None
+    assert fact.check_claimed_at is None
+    assert fact.reinforcement_count == 1  # the check's write did not overwrite the reinforce
+
+
+def test_a_fact_edited_while_it_is_checked_is_not_resolved_from_the_stale_verdict(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    older, newer = _one_waiting(workspace, "Deploys run on Jenkins", "Deploys now run on GitHub Actions")
+    sure_switch = scripted(Relation.TEMPORAL_CHANGE, current="b", reasons=("switched",))
+
+    def edited_meanwhile(pairs: list[tuple[Memory, Memory]]) -> list[Verdict]:
+        # Someone corrects the older fact while the tiers read the pair as it was.
+        Memory.objects.filter(pk=older.pk).update(text="Release builds run on Jenkins")
+        return [sure_switch for _ in pairs]
+
+    monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda: edited_meanwhile)
+
+    assert check_next_waiting() == newer
+    assert Memory.objects.get(pk=older.pk).superseded_by_id is None
+    fact = Memory.objects.get(pk=newer.pk)
+    assert (fact.checked_at, fact.check_claimed_at) == (None, None)  # waits to be read again
+
+    # The next pass reads the facts as they are now.
+    classify = ScriptedClassifier({})
+    monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda: classify)
+    assert check_next_waiting() == newer
+    assert classify.seen == [("Release builds run on Jenkins", newer.text)]
+    assert Memory.objects.get(pk=newer.pk).checked_at is not None
+    assert Memory.objects.get(pk=older.pk).superseded_by_id is None
+
+
+def test_a_pair_whose_fact_was_forgotten_meanwhile_is_skipped(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    older, newer = _one_waiting(workspace, "The user is vegetarian", "The user eats steak every day")
+
+    def forgotten_meanwhile(pairs: list[tuple[Memory, Memory]]) -> list[Verdict]:
+        memory_forget(memory=older, actor=Actor.system("agent"))
+        return [scripted(Relation.TRUE_CONTRADICTION) for _ in pairs]
+
+    monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda: forgotten_meanwhile)
+
+    assert check_next_waiting() == newer
+    assert not ConflictCard.objects.exists()
+    assert not Uncertainty.objects.exists()
+    assert Memory.objects.get(pk=newer.pk).checked_at is not None  # nothing left to resolve: checked
+
+
+def test_a_claim_left_by_a_dead_worker_is_taken_again_after_its_lease(workspace: Workspace) -> None:
+    fact = remember(workspace, "The user is vegetarian")
+    Memory.objects.filter(pk=fact.pk).update(check_claimed_at=timezone.now())
+
+    assert check_next_waiting() is None  # a live claim: another worker is on it
+
+    Memory.objects.filter(pk=fact.pk).update(check_claimed_at=timezone.now() - CLAIM_LEASE - dt.timedelta(seconds=1))
+    assert check_next_waiting() == fact
+    assert Memory.objects.get(pk=fact.pk).checked_at is not None

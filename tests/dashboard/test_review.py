@@ -1,12 +1,16 @@
 from __future__ import annotations
 
+import datetime as dt
 from typing import Any
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from conflicts.models import Answer, ConflictCard, ToleranceChange
 from memories.models import Event, Memory
+from memoryhub.llm import BREAKER
+from memoryhub.models import CircuitBreaker
 from tests.conflicts.cards import pair_card
 from tests.factories import MembershipFactory, UserFactory, memory
 from workspaces.models import Workspace
@@ -180,6 +184,23 @@ def test_insights_show_the_facts_waiting_for_embedding_and_checking(workspace: W
     backlog = html[html.index('id="backlog"') :]
     assert "<strong>1</strong><span>facts waiting for embedding (oldest" in backlog
     assert "<strong>0</strong><span>facts waiting for their conflict check</span>" in backlog
+
+
+def test_insights_say_when_the_llm_tier_is_paused(workspace: Workspace, settings: Any) -> None:
+    until = timezone.now() + dt.timedelta(minutes=5)
+    CircuitBreaker.objects.create(name=BREAKER, consecutive_failures=3, open_until=until, last_error="timed out")
+    client = signed_in(workspace)
+
+    settings.OPENAI_API_KEY = ""  # no LLM configured: nothing to say
+    assert "LLM tier paused" not in client.get(f"/w/{workspace.slug}/insights/").content.decode()
+
+    settings.OPENAI_API_KEY = "sk-test"
+    html = client.get(f"/w/{workspace.slug}/insights/").content.decode()
+    local = timezone.localtime(until)
+    assert f"LLM tier paused until {local:%H:%M} after 3 failures; detection runs offline." in html
+
+    CircuitBreaker.objects.update(open_until=None, consecutive_failures=0)
+    assert "LLM tier paused" not in client.get(f"/w/{workspace.slug}/insights/").content.decode()
 
 
 def test_agents_answer_over_the_api(workspace: Workspace, agent: Any) -> None:
