@@ -11,6 +11,7 @@ the retry runs afresh. The records live in ``workspaces.idempotency``.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 from collections.abc import Callable
@@ -54,6 +55,8 @@ def fingerprint(request: HttpRequest) -> str:
 def _claim_before_the_view(operation: Operation) -> None:
     view = operation.view_func
 
+    # wraps: the OpenAPI operation id is taken from the view's name and module.
+    @functools.wraps(view)
     def claimed_view(request: HttpRequest, **values: Any) -> Any:
         key = request.headers.get(HEADER)
         if key is None:

@@ -66,7 +66,8 @@ class InputSchema(Schema):
 
 
 class MemoryIn(InputSchema):
-    text: str = Field(description="The fact, in one or a few sentences.")
+    # The rule is the validator's (it also refuses whitespace, with its own message); the schema states it.
+    text: str = Field(json_schema_extra={"minLength": 1}, description="The fact, in one or a few sentences.")
     kind: KindName = "fact"
     key: str = Field("", max_length=200, description="Trait or slot name, e.g. home_city")
     scope: str = Field("", max_length=200)
@@ -245,7 +246,11 @@ class ChangeOut(Schema):
 class LinkIn(InputSchema):
     src: uuid.UUID
     dst: uuid.UUID
-    rel: str = "related"
+    rel: str = Field(
+        "related",
+        json_schema_extra={"pattern": REL_PATTERN.pattern},
+        description="a known relation or a custom 'x-name'",
+    )
     weight: StrictFloat = Field(1.0, ge=0, le=1)
 
     @field_validator("rel")
@@ -321,7 +326,7 @@ class ExpandIn(StrictSchema):
 
 
 class RecallIn(StrictSchema):
-    query: str = Field(max_length=2000)
+    query: str = Field(max_length=2000, json_schema_extra={"minLength": 1})
     k: StrictInt = Field(10, ge=1, le=100)
     mode: Literal["semantic", "hybrid"] = "hybrid"
     weights: WeightsIn | None = None

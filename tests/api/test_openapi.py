@@ -78,3 +78,15 @@ def test_every_operation_documents_the_errors_it_can_answer() -> None:
                 assert "404" in documented, (method, path)
             if method in ("post", "delete"):
                 assert "409" in documented, (method, path)
+
+
+@pytest.mark.django_db
+def test_operation_ids_are_unique_and_the_rules_the_code_enforces_are_stated() -> None:
+    schema = Client().get("/api/openapi.json").json()
+
+    ids = [operation["operationId"] for operations in schema["paths"].values() for operation in operations.values()]
+    assert len(ids) == len(set(ids))
+    components = schema["components"]["schemas"]
+    assert components["MemoryIn"]["properties"]["text"]["minLength"] == 1
+    assert components["RecallIn"]["properties"]["query"]["minLength"] == 1
+    assert components["LinkIn"]["properties"]["rel"]["pattern"].startswith("^(?:supersedes|")
