@@ -30,3 +30,8 @@ class ScriptedClassifier:
 def scripted(relation: Relation, p: float = 0.95, **kwargs: object) -> Verdict:
     fields: dict[str, object] = {"reasons": ("scripted",), **kwargs}
     return Verdict(relation=relation, probability=p, tier="scripted", **fields)  # type: ignore[arg-type]
+
+
+def unsure() -> Verdict:
+    """A verdict the classifier is not sure of: what the LLM tier is asked about."""
+    return Verdict(relation=Relation.TRUE_CONTRADICTION, probability=0.55, tier="classifier")

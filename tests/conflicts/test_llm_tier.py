@@ -8,6 +8,7 @@ import pytest
 from conflicts.detection.llm import escalate_unsure
 from conflicts.detection.verdict import Relation, Verdict
 from memories.models import Memory
+from tests.conflicts.scripted import unsure
 from tests.memories.recall_helpers import day, remember
 from workspaces.models import Workspace
 
@@ -20,10 +21,6 @@ def pair(workspace: Workspace) -> tuple[Memory, Memory]:
         remember(workspace, "Ana hates mornings", valid_from=day(1)),
         remember(workspace, "Ana goes running at 6am every day", valid_from=day(2)),
     )
-
-
-def unsure() -> Verdict:
-    return Verdict(relation=Relation.TRUE_CONTRADICTION, probability=0.55, tier="classifier")
 
 
 def answer(*items: dict[str, Any]) -> str:

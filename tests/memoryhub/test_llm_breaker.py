@@ -16,7 +16,7 @@ from conflicts.tasks import detective_request
 from memories.models import Memory
 from memoryhub.llm import BREAKER, llm_paused
 from memoryhub.models import CircuitBreaker
-from tests.conflicts.scripted import ScriptedClassifier, scripted
+from tests.conflicts.scripted import ScriptedClassifier, scripted, unsure
 from tests.memories.recall_helpers import day, remember
 from workspaces.models import Workspace
 
@@ -38,10 +38,6 @@ def pair(workspace: Workspace) -> tuple[Memory, Memory]:
         remember(workspace, "Ana hates mornings", valid_from=day(1)),
         remember(workspace, "Ana goes running at 6am every day", valid_from=day(2)),
     )
-
-
-def unsure() -> Verdict:
-    return Verdict(relation=Relation.TRUE_CONTRADICTION, probability=0.55, tier="classifier")
 
 
 def ask(pair: tuple[Memory, Memory]) -> Verdict:
