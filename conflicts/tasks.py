@@ -21,6 +21,7 @@ from conflicts.models import DetectiveRun, RunState
 from conflicts.narrative import detective_run
 from memories.hooks import FactsEmbedded
 from memories.models import Memory, Status
+from memories.selectors import facts_waiting_for_vector
 from memoryhub.broker import broker_prune_after_drain
 from memoryhub.celery import idempotent_task
 from memoryhub.drains import DRAIN_SECONDS, drain_finished, drain_idle, drain_request, drain_started
@@ -74,7 +75,9 @@ def detect_pending() -> int:
                 break
             checked += 1
             touched[memory.workspace_id] = memory
-            if time.monotonic() > deadline:
+            # Embedding is fast (hundreds a second), checking slow (tens): while facts wait for their
+            # vector, hand the worker to the embedding drain queued behind this one and come back.
+            if time.monotonic() > deadline or facts_waiting_for_vector():
                 request_detection()
                 break
         # The story may have changed too: the detective reads it a little later, once per burst.

@@ -212,6 +212,11 @@ def workspaces_for_user(*, user: User) -> list[WorkspaceSummary]:
     return [WorkspaceSummary(ws, roles.get(ws.pk, "admin"), ws.live, ws.pending) for ws in workspaces]
 
 
+def facts_waiting_for_vector() -> bool:
+    """Any committed fact still waiting for its embedding (a scan of the pending_embed partial index)."""
+    return Memory.objects.filter(status=Status.PENDING_EMBED).exists()
+
+
 def fresh_work_waiting() -> bool:
     """Facts committed and not yet embedded, or embedded and not yet checked: work before any background job."""
     return Memory.objects.filter(

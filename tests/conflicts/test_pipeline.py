@@ -294,3 +294,21 @@ def test_a_claim_left_by_a_dead_worker_is_taken_again_after_its_lease(workspace:
     Memory.objects.filter(pk=fact.pk).update(check_claimed_at=timezone.now() - CLAIM_LEASE - dt.timedelta(seconds=1))
     assert check_next_waiting() == fact
     assert Memory.objects.get(pk=fact.pk).checked_at is not None
+
+
+def test_checking_steps_aside_while_facts_wait_for_their_vector(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    remember(workspace, "The API uses REST", valid_from=day(1))
+    remember(workspace, "Deploys happen on Tuesdays", valid_from=day(2))
+    waiting = memory_create(workspace=workspace, actor=Actor.system("test"), data=MemoryInput(text="We moved to gRPC"))
+    queued: list[str] = []
+    monkeypatch.setattr("conflicts.tasks.detect_pending.delay", lambda: queued.append("detect_pending"))
+
+    # One fact checked, then the drain hands over to the embedding queued behind it and asks to come back.
+    assert detect_pending() == 1
+    assert queued == ["detect_pending"]
+
+    assert embed_pending() == 1
+    assert detect_pending() == 2
+    assert Memory.objects.get(pk=waiting.pk).checked_at is not None
