@@ -14,6 +14,7 @@ workspace_patterns = (
     [
         path("", workspaces.home, name="home"),
         path("switch/", workspaces.switch, name="switch"),
+        path("favicon.ico", workspaces.favicon, name="favicon"),
         path("w/<slug:slug>/", workspaces.workspace_home, name="workspace"),
         path("w/<slug:slug>/members/", workspaces.members, name="members"),
         path("w/<slug:slug>/keys/", workspaces.keys, name="keys"),

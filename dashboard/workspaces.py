@@ -5,8 +5,10 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.templatetags.static import static
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from conflicts.selectors import open_card_counts
 from memories.selectors import workspaces_for_user
 from memoryhub.errors import DomainError
 from workspaces.access import SESSION_KEY, membership_for
@@ -17,7 +19,20 @@ from workspaces.services import agent_key_create, agent_key_revoke, membership_s
 @login_required
 def home(request: HttpRequest) -> HttpResponse:
     summaries = workspaces_for_user(user=request.user)  # type: ignore[arg-type]
-    return render(request, "workspaces/home.html", {"summaries": summaries})
+    open_cards = open_card_counts(workspaces=[summary.workspace for summary in summaries])
+    rows = [{"summary": summary, "open_cards": open_cards[summary.workspace.pk]} for summary in summaries]
+    return render(request, "workspaces/home.html", {"rows": rows})
+
+
+@require_GET
+def favicon(request: HttpRequest) -> HttpResponse:
+    """Browsers ask for /favicon.ico whatever the page says; send them to the SVG icon.
+
+    A temporary redirect: the target's name carries a content hash that changes with the icon.
+    """
+    response = redirect(static("favicon.svg"))
+    response["Cache-Control"] = "public, max-age=86400"
+    return response
 
 
 @require_POST
