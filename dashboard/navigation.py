@@ -24,6 +24,7 @@ SECTIONS = {
     "browser:supersede": "memories",
     "browser:chains": "chains",
     "dashboard:members": "members",
+    "dashboard:invite": "members",
     "dashboard:keys": "keys",
     "dashboard:key_revoke": "keys",
 }

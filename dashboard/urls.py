@@ -17,6 +17,8 @@ workspace_patterns = (
         path("favicon.ico", workspaces.favicon, name="favicon"),
         path("w/<slug:slug>/", workspaces.workspace_home, name="workspace"),
         path("w/<slug:slug>/members/", workspaces.members, name="members"),
+        path("w/<slug:slug>/members/invite/", workspaces.invite, name="invite"),
+        path("invite/<str:token>/", workspaces.invitation, name="invitation"),
         path("w/<slug:slug>/keys/", workspaces.keys, name="keys"),
         path("w/<slug:slug>/keys/<int:key_id>/revoke/", workspaces.key_revoke, name="key_revoke"),
     ],
