@@ -64,3 +64,17 @@ def test_the_api_docs_lead_back_to_the_dashboard() -> None:
 
     assert '<a href="/">← Back to the dashboard</a>' in page
     assert "swagger-ui-init.js" in page
+
+
+def test_the_skip_link_is_the_first_link_and_answers_are_announced(workspace: Workspace) -> None:
+    card, _, _ = pair_card(workspace)
+
+    page = admin_of(workspace).get(f"/w/acme/cards/{card.pk}/").content.decode()
+
+    body = page.split("<body", 1)[1]
+    assert body.index('<a class="skip-link" href="#content">Skip to content</a>') < body.index(
+        "<a ", body.index("skip-link") + 1
+    )
+    assert '<main id="content" tabindex="-1">' in body
+    # HTMX swaps the next card into #review after an answer; a screen reader hears it.
+    assert '<div id="review" aria-live="polite">' in body
