@@ -16,7 +16,7 @@ from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
 from django.http import Http404, HttpRequest, HttpResponse
-from ninja import NinjaAPI
+from ninja import NinjaAPI, Swagger
 from ninja.errors import HttpError, ValidationError
 
 from api.conflicts import router as conflicts_router
@@ -86,12 +86,19 @@ class MemoryHubAPI(NinjaAPI):
         return schema
 
 
+class DashboardSwagger(Swagger):
+    """django-ninja's Swagger UI in a page with the dashboard's header and a link back to it."""
+
+    template = "api/swagger.html"
+
+
 api = MemoryHubAPI(
     title="MemoryHub",
     version="1",
     description="Shared, self-correcting memory for AI agents. Authenticate with `Authorization: Bearer <agent key>`.",
     urls_namespace="api",
     docs_url="/docs",
+    docs=DashboardSwagger(),
     openapi_url="/openapi.json",
 )
 api.add_router("/v1", memories_router)

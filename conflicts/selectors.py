@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 
-from conflicts.models import CardFact, ConflictCard, DetectiveRun, Uncertainty
+from conflicts.models import CardFact, CardState, ConflictCard, DetectiveRun, Uncertainty
 from memories.models import Event
 from memoryhub.errors import NotFound
 from workspaces.models import Workspace
@@ -21,6 +22,21 @@ def cards_list(*, workspace: Workspace, state: str | None = None, kind: str | No
     if kind:
         qs = qs.filter(kind=kind)
     return qs.order_by("-created_at")
+
+
+def open_card_counts(*, workspaces: Iterable[Workspace]) -> dict[int, int]:
+    """Open cards per workspace id, in one query for the home page's list (0 where none are open)."""
+    ids = [workspace.pk for workspace in workspaces]
+    counts = dict.fromkeys(ids, 0)
+    rows = (
+        ConflictCard.objects.filter(workspace_id__in=ids, state=CardState.OPEN)
+        .values("workspace_id")
+        .annotate(n=Count("*"))
+        .order_by()
+    )
+    for row in rows:
+        counts[row["workspace_id"]] = row["n"]
+    return counts
 
 
 def card_get(*, workspace: Workspace, card_id: uuid.UUID) -> ConflictCard:

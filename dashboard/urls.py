@@ -14,8 +14,11 @@ workspace_patterns = (
     [
         path("", workspaces.home, name="home"),
         path("switch/", workspaces.switch, name="switch"),
+        path("favicon.ico", workspaces.favicon, name="favicon"),
         path("w/<slug:slug>/", workspaces.workspace_home, name="workspace"),
         path("w/<slug:slug>/members/", workspaces.members, name="members"),
+        path("w/<slug:slug>/members/invite/", workspaces.invite, name="invite"),
+        path("invite/<str:token>/", workspaces.invitation, name="invitation"),
         path("w/<slug:slug>/keys/", workspaces.keys, name="keys"),
         path("w/<slug:slug>/keys/<int:key_id>/revoke/", workspaces.key_revoke, name="key_revoke"),
     ],

@@ -116,6 +116,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "workspaces.access.workspace_switcher",
+                "dashboard.navigation.nav_section",
             ],
         },
     },

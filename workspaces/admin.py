@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django.contrib import admin
 
-from workspaces.models import AgentKey, Membership, Workspace
+from workspaces.models import AgentKey, Invitation, Membership, Workspace
 
 
 class MembershipInline(admin.TabularInline[Membership, Workspace]):
@@ -35,3 +35,12 @@ class AgentKeyAdmin(admin.ModelAdmin[AgentKey]):
 
     def has_add_permission(self, request: object) -> bool:
         return False
+
+
+@admin.register(Invitation)
+class InvitationAdmin(admin.ModelAdmin[Invitation]):
+    """Invitations are made on the Members page (the link is shown once there); here they can be read."""
+
+    list_display = ["recipient", "workspace", "role", "created_at", "expires_at", "accepted_at"]
+    list_filter = ["role", "workspace"]
+    readonly_fields = ["token_hash", "accepted_at", "accepted_by"]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
 import hmac
 import secrets
@@ -161,3 +162,42 @@ class IdempotencyRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.key} ({self.status_code or 'in progress'})"
+
+
+INVITATION_LIFETIME = dt.timedelta(days=7)
+
+
+class Invitation(models.Model):
+    """A one-time link an admin sends so someone can create a login and join with a role.
+
+    Only the token's sha256 is stored: the link is shown once, to the admin who made it.
+    """
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="invitations")
+    # Whom the admin meant (an email or a suggested username); shown in the list, prefilled when a username.
+    recipient = models.CharField(max_length=254)
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.VIEWER)
+    token_hash = models.CharField(max_length=64, unique=True)
+    invited_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    expires_at = models.DateTimeField()
+    accepted_at = models.DateTimeField(null=True, blank=True)
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+
+    def __str__(self) -> str:
+        return f"{self.recipient} to {self.workspace} ({self.role})"
+
+    @staticmethod
+    def generate() -> tuple[str, str]:
+        """Return ``(token, token_hash)`` for a new invitation."""
+        token = secrets.token_urlsafe(32)
+        return token, hash_secret(token)
+
+    def is_expired(self, now: dt.datetime) -> bool:
+        return self.expires_at <= now
+
+    @property
+    def recipient_is_email(self) -> bool:
+        return "@" in self.recipient

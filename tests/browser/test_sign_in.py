@@ -20,8 +20,10 @@ def test_it_signs_in_and_lists_the_workspaces(live_server: Any, page: Page) -> N
     page.get_by_role("button", name="Sign in").click()
 
     expect(page.get_by_role("heading", name="Workspaces")).to_be_visible()
-    expect(page.get_by_role("cell", name="Acme platform acme")).to_be_visible()
-    expect(page.get_by_role("cell", name="reviewer")).to_be_visible()
+    workspace = page.locator("li.workspace")
+    expect(workspace.get_by_role("heading", name="Acme platform acme")).to_be_visible()
+    expect(workspace.locator(".role")).to_have_text("reviewer")
+    expect(workspace.get_by_role("link", name="0 open cards")).to_be_visible()
 
 
 @pytest.mark.django_db(transaction=True)
