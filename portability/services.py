@@ -1,4 +1,4 @@
-"""Writing a workspace in from a ``memoryhub-workspace`` file.
+"""Writing a workspace in: a ``memoryhub-workspace`` file, or another memory system's export.
 
 Every import runs in one transaction: a bad line anywhere leaves the hub as it
 was. Rows go in with ``save_base(raw=True)``, as ``loaddata`` does, so the
@@ -15,12 +15,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
 from django.db import DatabaseError, transaction
 from django.db.models import Model
 
 from conflicts.models import CardFact, ConflictCard, Tolerance
 from memories import hooks
+from memories.audit import Actor, Tracker, record_event
 from memories.models import Event, Memory, Status
+from memories.services import CREATED_FIELDS, MemoryInput, memory_build
 from memoryhub.errors import InvalidInput
 from portability.codec import (
     FORMAT_NAME,
@@ -33,6 +36,7 @@ from portability.codec import (
     decode_row,
     replace_ids,
 )
+from portability.peers import PeerFact
 from workspaces.models import AgentKey, Workspace
 
 Progress = Callable[[int], None]
@@ -215,3 +219,69 @@ def _import_card_facts(card: ConflictCard, facts: Any, context: Context) -> None
         row = CardFact.objects.create(card=card, memory_id=memory_id, position=fact["position"])
         if isinstance(fact.get("id"), int):
             context.ids.ints.setdefault("cardfact", {})[fact["id"]] = row.pk
+
+
+def workspace_import_facts(
+    *,
+    slug: str,
+    facts: Iterable[PeerFact],
+    importer: str,
+    merge: bool = False,
+    progress: Progress | None = None,
+    progress_every: int = PROGRESS_EVERY,
+) -> ImportReport:
+    """Store facts read from another memory system's export, each with a ``memory.import`` event.
+
+    They arrive as ``pending_embed`` (or ``forgotten`` when the peer had deleted
+    them) and are embedded and checked for conflicts by the normal pipeline.
+    """
+    actor = Actor.system(f"import:{importer}")
+    with transaction.atomic():
+        workspace = _target(slug, merge=merge)
+        report = ImportReport(workspace=workspace, counts={"memory": 0, "event": 0})
+        waiting: list[uuid.UUID] = []
+        for fact in facts:
+            memory = memory_build(
+                workspace=workspace,
+                actor=actor,
+                data=MemoryInput(
+                    text=fact.text,
+                    key=fact.key,
+                    scope=fact.scope,
+                    tags=fact.tags,
+                    source=fact.source,
+                    agent=fact.agent or importer,
+                    valid_from=fact.valid_from,
+                    metadata=fact.metadata,
+                ),
+            )
+            memory.recorded_at = fact.recorded_at or memory.recorded_at
+            if fact.forgotten_at is not None:
+                memory.status = Status.FORGOTTEN
+                memory.expired_at = fact.forgotten_at
+            try:
+                memory.full_clean(exclude=["embedding", "agent_key", "superseded_by"], validate_constraints=False)
+            except ValidationError as exc:
+                problems = "; ".join(f"{name}: {' '.join(msgs)}" for name, msgs in exc.message_dict.items())
+                raise ImportFailed(f"{fact.where}: {problems}") from exc
+            memory.save(force_insert=True)
+            tracker = Tracker()
+            tracker.created(memory, [*CREATED_FIELDS, "metadata", "expired_at"])
+            record_event(
+                workspace=workspace,
+                actor=actor,
+                verb="memory.import",
+                memory=memory,
+                changes=tracker.changes,
+                reason=f"imported from a {importer} export ({fact.where})",
+            )
+            report.counts["memory"] += 1
+            report.counts["event"] += 1
+            if memory.status == Status.PENDING_EMBED:
+                waiting.append(memory.pk)
+            if progress is not None and report.counts["memory"] % progress_every == 0:
+                progress(report.counts["memory"])
+        report.waiting_for_embedding = len(waiting)
+        if waiting:
+            transaction.on_commit(lambda: hooks.facts_waiting.announce(hooks.FactsWaiting(waiting)))
+    return report

@@ -7,18 +7,20 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memoryhub.errors import DomainError
-from portability.services import ImportReport, workspace_import
+from portability.peers import FORMATS, detect_format, peer_facts
+from portability.services import ImportReport, workspace_import, workspace_import_facts
 
 
 class Command(BaseCommand):
     help = (
-        "Import a workspace export (memoryhub JSON Lines) into workspace SLUG "
+        "Import a workspace export (memoryhub JSON Lines), or a mem0 or Engram export, into workspace SLUG "
         "(created when missing). All or nothing; refuses a workspace that already holds rows unless --merge."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("slug")
         parser.add_argument("file", help="the export file, or - for stdin")
+        parser.add_argument("--format", choices=["auto", *FORMATS], default="auto", help="default: detect")
         parser.add_argument("--merge", action="store_true", help="add the rows beside what the workspace holds")
         parser.add_argument("--progress-every", type=int, default=1000, help="rows between progress lines")
 
@@ -27,14 +29,17 @@ class Command(BaseCommand):
             raise CommandError("--progress-every must be at least 1")
         text = self._read(options["file"])
         try:
-            format_name = "memoryhub"
-            report = workspace_import(
-                slug=options["slug"],
-                lines=_lines(text),
-                merge=options["merge"],
-                progress=self._progress,
-                progress_every=options["progress_every"],
-            )
+            format_name = detect_format(text) if options["format"] == "auto" else options["format"]
+            common = {"slug": options["slug"], "merge": options["merge"], "progress": self._progress}
+            if format_name == "memoryhub":
+                report = workspace_import(lines=_lines(text), progress_every=options["progress_every"], **common)
+            else:
+                report = workspace_import_facts(
+                    facts=peer_facts(format_name, text),
+                    importer=format_name,
+                    progress_every=options["progress_every"],
+                    **common,
+                )
         except DomainError as exc:
             raise CommandError(f"nothing imported: {exc.message}") from exc
         self.stdout.write(_summary(report, format_name))
