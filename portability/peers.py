@@ -37,6 +37,8 @@ class PeerFact:
 def detect_format(text: str) -> str:
     """``memoryhub``, ``mem0`` or ``engram``, from the file's shape; InvalidInput when it is none of them."""
     first = next((line for line in text.splitlines() if line.strip()), "")
+    if not first:
+        raise InvalidInput("the file is empty")
     try:
         head = json.loads(first)
     except ValueError:

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from django.contrib.auth import get_user_model
+from django.db import connection, transaction
 from django.db.models import Q
 
 from conflicts.models import Answer, CardFact, ConflictCard, Tolerance, ToleranceChange, Uncertainty
@@ -61,8 +62,21 @@ def workspace_export_lines(workspace: Workspace) -> Iterator[str]:
     """The workspace as JSON Lines: a header, then every row, referenced rows first.
 
     A generator, read in chunks, so the API can stream it and a large workspace
-    never sits in memory whole.
+    never sits in memory whole. Every query reads one snapshot, so agents
+    committing meanwhile cannot make the rows disagree with the header's counts.
     """
+    if connection.in_atomic_block:
+        # Inside a caller's transaction (a test, a script): its snapshot rules, and
+        # PostgreSQL takes no isolation level after the first query.
+        yield from _export_lines(workspace)
+        return
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        yield from _export_lines(workspace)
+
+
+def _export_lines(workspace: Workspace) -> Iterator[str]:
     counts = workspace_export_counts(workspace)
     yield _line(
         {
