@@ -21,6 +21,7 @@ from ninja.errors import HttpError, ValidationError
 
 from api.conflicts import router as conflicts_router
 from api.memories import router as memories_router
+from api.portability import router as portability_router
 from api.recall import router as recall_router
 from memoryhub.error_views import DATABASE_DOWN, database_unavailable
 from memoryhub.errors import ERROR_CODES, DomainError, InvalidInput, error_code
@@ -104,6 +105,7 @@ api = MemoryHubAPI(
 api.add_router("/v1", memories_router)
 api.add_router("/v1", recall_router)
 api.add_router("/v1", conflicts_router)
+api.add_router("/v1", portability_router)
 
 
 def _error(request: HttpRequest, status: int, detail: object, *, code: str | None = None) -> HttpResponse:

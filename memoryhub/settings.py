@@ -82,6 +82,7 @@ INSTALLED_APPS = [
     "workspaces",
     "memories",
     "conflicts",
+    "portability",
     "training",
 ]
 

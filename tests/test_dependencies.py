@@ -20,7 +20,7 @@ from packaging.requirements import Requirement
 
 from tests.test_layers import ROOT
 
-RUNTIME_PACKAGES = ["memoryhub", "workspaces", "memories", "conflicts", "recall", "api", "dashboard"]
+RUNTIME_PACKAGES = ["memoryhub", "workspaces", "memories", "conflicts", "recall", "api", "dashboard", "portability"]
 
 
 def _normal(name: str) -> str:

@@ -30,6 +30,7 @@ LAYER_OF_PREFIX = {
     "recall": 4,
     "api": 5,
     "dashboard": 5,
+    "portability": 5,
     "memoryhub.urls": 5,
     "memoryhub.wsgi": 5,
     "memoryhub.demo": 5,
