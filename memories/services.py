@@ -177,8 +177,10 @@ def memories_create_batch(
             tracker = Tracker()
             tracker.created(memory, CREATED_FIELDS)
             record_event(workspace=workspace, actor=actor, verb="memory.create", memory=memory, changes=tracker.changes)
+        stored_ids = [m.pk for m in stored]
+        fresh = set(stored_ids)
         for memory in reinforced.values():
-            if memory.pk in {m.pk for m in stored}:
+            if memory.pk in fresh:
                 continue  # a duplicate within the batch: the first copy counts once
             memory = Memory.objects.select_for_update().get(pk=memory.pk)
             tracker = Tracker()
@@ -192,7 +194,6 @@ def memories_create_batch(
                 changes=tracker.changes,
                 reason="batch commit: the same fact again",
             )
-        stored_ids = [m.pk for m in stored]
         if stored_ids:
             transaction.on_commit(lambda: hooks.facts_waiting.announce(hooks.FactsWaiting(stored_ids)))
     return results

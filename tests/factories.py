@@ -4,6 +4,7 @@ from typing import Any
 
 import factory
 from django.contrib.auth import get_user_model
+from django.test import Client
 
 from memories.models import Memory
 from workspaces.models import AgentKey, Membership, Workspace
@@ -54,3 +55,12 @@ def agent_key_for(workspace: Workspace, name: str = "agent") -> tuple[AgentKey, 
 def memory(**kwargs: Any) -> Memory:
     result: Memory = MemoryFactory(**kwargs)
     return result
+
+
+def admin_of(workspace: Workspace, username: str = "ana") -> Client:
+    """A browser session signed in as an admin of ``workspace``."""
+    user = UserFactory(username=username)
+    MembershipFactory(user=user, workspace=workspace, role="admin")
+    client = Client()
+    client.force_login(user)
+    return client

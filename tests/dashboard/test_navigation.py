@@ -6,18 +6,10 @@ import pytest
 from django.test import Client
 
 from tests.conflicts.cards import pair_card
-from tests.factories import MembershipFactory, UserFactory
+from tests.factories import admin_of
 from workspaces.models import Workspace
 
 pytestmark = pytest.mark.django_db
-
-
-def admin_of(workspace: Workspace) -> Client:
-    user = UserFactory(username="ana")
-    MembershipFactory(user=user, workspace=workspace, role="admin")
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.mark.parametrize(

@@ -4,26 +4,17 @@ from __future__ import annotations
 
 import pytest
 from django.http import HttpResponse
-from django.test import Client
 
 from conflicts.models import Answer
 from memories.models import Event
 from tests.conflicts.cards import pair_card
 from tests.conftest import AgentClient
-from tests.factories import MembershipFactory, UserFactory
+from tests.factories import admin_of
 from tests.memories.recall_helpers import remember
 from workspaces.models import AgentKey, Membership, Workspace
 
 pytestmark = pytest.mark.django_db
 NUL = "\u0000"
-
-
-def admin_of(workspace: Workspace) -> Client:
-    user = UserFactory(username="ana")
-    MembershipFactory(user=user, workspace=workspace, role="admin")
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def _refused(response: HttpResponse, field: str) -> None:
