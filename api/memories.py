@@ -41,6 +41,7 @@ from memories.audit import Actor
 from memories.models import Link, Memory
 from memoryhub.broker import broker_depth
 from memoryhub.errors import InvalidInput, NotFound, TryAgainLater
+from memoryhub.llm import llm_enabled, llm_paused
 from workspaces.auth import AgentKeyAuth, request_agent_key
 
 router = Router(auth=AgentKeyAuth(), tags=["memories"])
@@ -247,8 +248,14 @@ def pipeline_status(request: HttpRequest) -> dict[str, object]:
     """Facts waiting for embedding and for their conflict check, and the broker's depth: a backlog shows here first."""
     backlog = selectors.pipeline_backlog(workspace=_key(request).workspace)
     depth = broker_depth()
+    pause = llm_paused()
     return {
         "embedding": asdict(backlog.embedding),
         "checking": asdict(backlog.checking),
         "broker": asdict(depth) if depth else None,
+        "llm": {
+            "configured": llm_enabled(),
+            "paused_until": pause.until if pause else None,
+            "failures": pause.failures if pause else 0,
+        },
     }

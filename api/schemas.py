@@ -462,10 +462,19 @@ class BrokerOut(Schema):
     delivered: int = Field(description="delivered messages not yet pruned from the broker's table")
 
 
+class LLMTierOut(Schema):
+    configured: bool = Field(description="an LLM endpoint is set (OPENAI_API_KEY)")
+    paused_until: dt.datetime | None = Field(
+        description="while the circuit breaker is open: until when detection runs offline only"
+    )
+    failures: int = Field(description="calls in a row without a usable answer that opened the breaker (0 when closed)")
+
+
 class StatusOut(Schema):
     embedding: BacklogOut = Field(description="the key's workspace: facts committed and waiting for a vector")
     checking: BacklogOut = Field(description="the key's workspace: facts embedded and waiting for the conflict check")
     broker: BrokerOut | None = Field(description="the embedded SQL broker's queue (all workspaces); null for another")
+    llm: LLMTierOut
 
 
 MAX_BATCH = 1000

@@ -327,3 +327,4 @@ def test_status_shows_how_many_facts_wait_and_for_how_long(agent: AgentClient) -
     assert body["embedding"]["oldest_seconds"] >= 0
     assert body["checking"] == {"waiting": 0, "oldest_seconds": None}
     assert isinstance(body["broker"]["waiting"], dict)  # the tests run on the embedded SQL broker
+    assert body["llm"] == {"configured": False, "paused_until": None, "failures": 0}

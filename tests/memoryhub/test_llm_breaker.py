@@ -168,3 +168,15 @@ def test_without_an_llm_nothing_is_paused(settings: Any) -> None:
     )
 
     assert llm_paused() is None
+
+
+def test_the_status_endpoint_says_while_the_llm_tier_is_paused(breaker: Any, agent: Any) -> None:
+    assert agent.client.get("/api/v1/status").json()["llm"] == {"configured": True, "paused_until": None, "failures": 0}
+
+    until = timezone.now() + dt.timedelta(minutes=5)
+    CircuitBreaker.objects.update_or_create(name=BREAKER, defaults={"open_until": until, "consecutive_failures": 3})
+
+    llm = agent.client.get("/api/v1/status").json()["llm"]
+    assert llm["failures"] == 3
+    paused_until = dt.datetime.fromisoformat(llm["paused_until"].replace("Z", "+00:00"))
+    assert abs(paused_until - until) < dt.timedelta(milliseconds=1)  # JSON keeps milliseconds
