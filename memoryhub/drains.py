@@ -21,7 +21,8 @@ import logging
 from collections.abc import Callable
 
 from django.conf import settings
-from django.db.models import F, Q
+from django.db import connection
+from django.db.models import Q
 from django.utils import timezone
 
 from memoryhub.models import Drain
@@ -48,12 +49,18 @@ def drain_request(name: str, send: Callable[[], object]) -> bool:
     themselves are committed whatever happens here.
     """
     now = timezone.now()
-    Drain.objects.get_or_create(name=name)
-    claimed = (
-        Drain.objects.filter(name=name)
-        .filter(Q(queued_at__isnull=True) | Q(queued_at__lt=now - STALE_QUEUED))
-        .update(queued_at=now, messages_sent=F("messages_sent") + 1)
-    )
+    # One statement on every commit's path: create the queue's row or mark it, unless a message waits.
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            INSERT INTO {Drain._meta.db_table} AS drain (name, queued_at, messages_sent) VALUES (%s, %s, 1)
+            ON CONFLICT (name) DO UPDATE SET queued_at = EXCLUDED.queued_at, messages_sent = drain.messages_sent + 1
+            WHERE drain.queued_at IS NULL OR drain.queued_at < %s
+            RETURNING name
+            """,  # noqa: S608 - the table name is the model's own, every value a parameter
+            [name, now, now - STALE_QUEUED],
+        )
+        claimed = cursor.fetchone() is not None
     if not claimed:
         return False
     try:
