@@ -57,6 +57,9 @@ class Decision:
     retired_current: bool  # the story names ``retired`` as the current fact of a subject
     across_subjects: bool  # both facts are labelled, with no subject in common
     labelled: bool  # both facts belong to a labelled subject: the subject check could be made
+    # Both facts are in one expected ambiguity or contradiction: the story wants a person asked, and the
+    # hub settled it silently. Reported on its own; not part of ``wrong`` (issue 21's definition).
+    settled_dispute: bool = False
 
     @property
     def wrong(self) -> bool:
@@ -70,6 +73,8 @@ class Decision:
         ]
         verb = "superseded by" if self.action == "supersede" else "merged into"
         verdict = "WRONG: " + ", ".join(why) if why else ("ok" if self.labelled else "ok (not labelled)")
+        if self.settled_dispute:
+            verdict += "; settled a dispute the story wants asked"
         return f"{self.retired} {verb} {self.kept}: {verdict}"
 
 
@@ -124,6 +129,7 @@ class StoryReport:
             "retired_current": sum(d.retired_current for d in decisions),
             "across_subjects": sum(d.across_subjects for d in decisions),
             "unlabelled": sum(not d.labelled for d in decisions),
+            "settled_dispute": sum(d.settled_dispute for d in decisions),
             "stories_with_wrong": sum(any(d.wrong for d in o.decisions) for o in self.outcomes),
         }
 
@@ -282,6 +288,10 @@ def judge_decision(action: str, retired: str, kept: str, story: dict[str, Any]) 
         retired_current=retired in current,
         across_subjects=labelled and not subjects[retired] & subjects[kept],
         labelled=labelled,
+        settled_dispute=any(
+            flag["kind"] in ("ambiguity", "contradiction") and {retired, kept} <= set(flag["fact_ids"])
+            for flag in story.get("expected_flags", [])
+        ),
     )
 
 

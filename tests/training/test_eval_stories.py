@@ -59,6 +59,7 @@ def test_it_prints_the_readme_json_shape_and_scores_the_fixture() -> None:
         "retired_current": 0,
         "across_subjects": 0,
         "unlabelled": 2,
+        "settled_dispute": 0,
         "stories_with_wrong": 0,
     }
     assert report["per_story"]["s1"] == {
@@ -161,3 +162,17 @@ def test_a_merge_is_judged_by_subject() -> None:
         "f3 merged into f1: WRONG: retired a current fact, across subjects"
     )
     assert judge_decision("merge", "f4", "f1", story).describe() == "f4 merged into f1: ok (not labelled)"
+
+
+def test_settling_an_expected_dispute_silently_is_reported_apart() -> None:
+    story = {
+        "current": [{"subject": "Backup retention", "fact_id": "f2", "status": "unclear", "about": ["f1", "f2"]}],
+        "expected_flags": [{"kind": "ambiguity", "fact_ids": ["f1", "f2"], "note": "30 vs 14 days"}],
+    }
+    decision = judge_decision("supersede", "f1", "f2", story)
+    assert decision.settled_dispute
+    assert not decision.wrong
+    assert decision.describe() == "f1 superseded by f2: ok; settled a dispute the story wants asked"
+    # A reversal's explicit switch may rightly replace what it switched from.
+    story["expected_flags"][0]["kind"] = "reversal"
+    assert not judge_decision("supersede", "f1", "f2", story).settled_dispute

@@ -58,7 +58,8 @@ class Command(BaseCommand):
             f"automatic  {auto['supersedes']} supersedes ({auto['wrong_supersedes']} wrong), "
             f"{auto['merges']} merges ({auto['wrong_merges']} wrong): {auto['retired_current']} retired a current "
             f"fact, {auto['across_subjects']} across subjects, {auto['unlabelled']} not labelled; "
-            f"{auto['stories_with_wrong']} stories with a wrong one"
+            f"{auto['stories_with_wrong']} stories with a wrong one; {auto['settled_dispute']} settled a dispute "
+            "the story wants asked"
         )
         if options["verbose"]:
             for outcome in report.outcomes:
