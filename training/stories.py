@@ -5,6 +5,11 @@ is rolled back afterwards: facts are committed in time order, embedded, and
 checked pairwise as at ingestion; then the narrative detective reads the
 whole story (every fact in view: stories are small). The cards raised are the
 system's flags. Current truth is what recall returns first for each subject.
+
+Every supersede and merge made during a replay is automatic (nobody else acts
+on the throw-away workspace); each is judged against the story's labels: one
+that retired a fact the story names as current, or joined facts of different
+subjects (the ``about`` lists of ``current``), is a wrong automatic decision.
 """
 
 from __future__ import annotations
@@ -27,7 +32,7 @@ from conflicts.models import CardState, ConflictCard
 from conflicts.narrative import flag_to_card
 from conflicts.story import Flag, batches
 from memories.audit import Actor
-from memories.models import Memory
+from memories.models import Link, Memory, Rel
 from memories.services import MemoryInput, memories_embed_pending, memory_create
 from memoryhub.errors import InvalidInput
 from recall.hybrid import Hit, RecallQuery, recall
@@ -42,6 +47,37 @@ class _Rollback(Exception):
     pass
 
 
+@dataclass(frozen=True)
+class Decision:
+    """One automatic supersede or merge, by story fact ids, and what the labels say of it."""
+
+    action: str  # "supersede" (``retired`` replaced by ``kept``) or "merge" (``retired`` merged into ``kept``)
+    retired: str
+    kept: str
+    retired_current: bool  # the story names ``retired`` as the current fact of a subject
+    across_subjects: bool  # both facts are labelled, with no subject in common
+    labelled: bool  # both facts belong to a labelled subject: the subject check could be made
+    # Both facts are in one expected ambiguity or contradiction: the story wants a person asked, and the
+    # hub settled it silently. Reported on its own; not part of ``wrong`` (issue 21's definition).
+    settled_dispute: bool = False
+
+    @property
+    def wrong(self) -> bool:
+        return self.retired_current or self.across_subjects
+
+    def describe(self) -> str:
+        why = [
+            w
+            for w, bad in (("retired a current fact", self.retired_current), ("across subjects", self.across_subjects))
+            if bad
+        ]
+        verb = "superseded by" if self.action == "supersede" else "merged into"
+        verdict = "WRONG: " + ", ".join(why) if why else ("ok" if self.labelled else "ok (not labelled)")
+        if self.settled_dispute:
+            verdict += "; settled a dispute the story wants asked"
+        return f"{self.retired} {verb} {self.kept}: {verdict}"
+
+
 @dataclass
 class StoryOutcome:
     story_id: str
@@ -54,6 +90,7 @@ class StoryOutcome:
     current_by_status: dict[str, tuple[int, int]]
     misses: list[str] = field(default_factory=list)
     detectors: list[str] = field(default_factory=list)  # parallel to ``raised``
+    decisions: list[Decision] = field(default_factory=list)
 
     @property
     def current_total(self) -> int:
@@ -79,6 +116,23 @@ class StoryReport:
                 totals[status] = (before[0] + judged, before[1] + right)
         return totals
 
+    def automatic(self) -> dict[str, int]:
+        """Automatic supersedes and merges over all stories, and how many of them were wrong."""
+        decisions = [d for o in self.outcomes for d in o.decisions]
+        supersedes = [d for d in decisions if d.action == "supersede"]
+        merges = [d for d in decisions if d.action == "merge"]
+        return {
+            "supersedes": len(supersedes),
+            "merges": len(merges),
+            "wrong_supersedes": sum(d.wrong for d in supersedes),
+            "wrong_merges": sum(d.wrong for d in merges),
+            "retired_current": sum(d.retired_current for d in decisions),
+            "across_subjects": sum(d.across_subjects for d in decisions),
+            "unlabelled": sum(not d.labelled for d in decisions),
+            "settled_dispute": sum(d.settled_dispute for d in decisions),
+            "stories_with_wrong": sum(any(d.wrong for d in o.decisions) for o in self.outcomes),
+        }
+
     def as_json(self) -> dict[str, Any]:
         expected = sum(len(o.expected) for o in self.outcomes)
         raised = sum(len(o.raised) for o in self.outcomes)
@@ -103,6 +157,16 @@ class StoryReport:
             "current_truth_accuracy": round(
                 sum(o.current_correct for o in self.outcomes) / current_total if current_total else 1.0, 4
             ),
+            "automatic": self.automatic(),
+            "per_story": {
+                o.story_id: {
+                    "supersedes": sum(d.action == "supersede" for d in o.decisions),
+                    "merges": sum(d.action == "merge" for d in o.decisions),
+                    "wrong": sum(d.wrong for d in o.decisions),
+                    "decisions": [d.describe() for d in o.decisions],
+                }
+                for o in self.outcomes
+            },
         }
 
 
@@ -141,26 +205,15 @@ def _evaluate_one(story: dict[str, Any], mode: str) -> StoryOutcome:
 
 
 def _replay(story: dict[str, Any], mode: str) -> StoryOutcome:
-    workspace = Workspace.objects.create(slug=f"eval-{uuid.uuid4().hex[:12]}", name=f"eval {story['id']}")
-    actor = Actor.system("eval")
+    workspace = eval_workspace(f"eval {story['id']}")
     by_story_id: dict[str, Memory] = {}
     for fact in sorted(story["facts"], key=lambda f: f["at"]):
-        at = dt.datetime.fromisoformat(fact["at"].replace("Z", "+00:00"))
-        memory = memory_create(
-            workspace=workspace,
-            actor=actor,
-            data=MemoryInput(
-                text=fact["text"], scope=fact.get("scope", ""), agent=fact.get("agent", ""), valid_from=at
-            ),
+        by_story_id[fact["id"]] = ingest(
+            workspace, fact["text"], at=parse_at(fact["at"]), scope=fact.get("scope", ""), agent=fact.get("agent", "")
         )
-        Memory.objects.filter(pk=memory.pk).update(recorded_at=at)
-        memories_embed_pending(first_id=memory.pk, limit=1)
-        memory.refresh_from_db()
-        detect_and_resolve(memory)
-        by_story_id[fact["id"]] = memory
     story_of = {m.pk: sid for sid, m in by_story_id.items()}
 
-    for flag in _narrative_flags(workspace, mode):
+    for flag in narrative_flags(workspace, mode):
         flag_to_card(workspace=workspace, flag=flag)
 
     cards = list(ConflictCard.objects.filter(workspace=workspace).prefetch_related("card_facts"))
@@ -168,6 +221,10 @@ def _replay(story: dict[str, Any], mode: str) -> StoryOutcome:
     expected = [(e["kind"], set(e["fact_ids"])) for e in story["expected_flags"]]
     traps = [set(t["fact_ids"]) for t in story["must_not_flag"]]
     by_status, misses = _current_truth(workspace, story, by_story_id, story_of)
+    decisions = [
+        judge_decision(action, story_of[retired], story_of[kept], story)
+        for action, retired, kept in automatic_decisions(workspace)
+    ]
     return StoryOutcome(
         story_id=story["id"],
         raised=raised,
@@ -178,10 +235,67 @@ def _replay(story: dict[str, Any], mode: str) -> StoryOutcome:
         current_by_status=by_status,
         misses=misses,
         detectors=[card.detector for card in cards],
+        decisions=decisions,
     )
 
 
-def _narrative_flags(workspace: Workspace, mode: str) -> list[Any]:
+def eval_workspace(name: str) -> Workspace:
+    return Workspace.objects.create(slug=f"eval-{uuid.uuid4().hex[:12]}", name=name)
+
+
+def parse_at(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def ingest(workspace: Workspace, text: str, *, at: dt.datetime, scope: str = "", agent: str = "") -> Memory:
+    """Commit one fact as an agent would, true from ``at``; embed it and check it as the worker does."""
+    memory = memory_create(
+        workspace=workspace,
+        actor=Actor.system("eval"),
+        data=MemoryInput(text=text, scope=scope, agent=agent, valid_from=at),
+    )
+    Memory.objects.filter(pk=memory.pk).update(recorded_at=at)
+    memories_embed_pending(first_id=memory.pk, limit=1)
+    memory.refresh_from_db()
+    detect_and_resolve(memory)
+    return memory
+
+
+def automatic_decisions(workspace: Workspace) -> list[tuple[str, uuid.UUID, uuid.UUID]]:
+    """``(action, retired id, kept id)`` for every supersede and merge in ``workspace``.
+
+    Read from the facts themselves, not from event verbs, so a new kind of
+    automatic decision is counted as well.
+    """
+    supersedes = Memory.objects.filter(workspace=workspace, superseded_by__isnull=False).values_list(
+        "pk", "superseded_by_id"
+    )
+    merges = Link.objects.filter(workspace=workspace, rel=Rel.MERGED_INTO).values_list("src_id", "dst_id")
+    return [("supersede", old, new) for old, new in supersedes] + [("merge", src, dst) for src, dst in merges]
+
+
+def judge_decision(action: str, retired: str, kept: str, story: dict[str, Any]) -> Decision:
+    subjects: dict[str, set[str]] = {}
+    for item in story["current"]:
+        for fact_id in item.get("about", [item["fact_id"]]):
+            subjects.setdefault(fact_id, set()).add(item["subject"])
+    current = {item["fact_id"] for item in story["current"]}
+    labelled = retired in subjects and kept in subjects
+    return Decision(
+        action=action,
+        retired=retired,
+        kept=kept,
+        retired_current=retired in current,
+        across_subjects=labelled and not subjects[retired] & subjects[kept],
+        labelled=labelled,
+        settled_dispute=any(
+            flag["kind"] in ("ambiguity", "contradiction") and {retired, kept} <= set(flag["fact_ids"])
+            for flag in story.get("expected_flags", [])
+        ),
+    )
+
+
+def narrative_flags(workspace: Workspace, mode: str) -> list[Any]:
     facts = [
         StoryFact.of(m)
         for m in Memory.objects.filter(workspace=workspace, status__in=["active", "pending_embed"]).order_by(

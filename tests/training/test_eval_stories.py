@@ -9,6 +9,13 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from conflicts.detection.verdict import Relation, Verdict
+from conflicts.services import conflict_resolve
+from memories.audit import Actor
+from tests.memories.recall_helpers import day, remember
+from training.stories import automatic_decisions, judge_decision
+from workspaces.models import Workspace
+
 FIXTURES = Path(__file__).parent / "fixtures"
 SMALL = FIXTURES / "stories-small.jsonl"
 
@@ -24,7 +31,16 @@ def run(*args: str) -> str:
 def test_it_prints_the_readme_json_shape_and_scores_the_fixture() -> None:
     report = json.loads(run(str(SMALL), "--json"))
 
-    assert set(report) == {"mode", "stories", "flags", "false_flags_on_traps", "traps", "current_truth_accuracy"}
+    assert set(report) == {
+        "mode",
+        "stories",
+        "flags",
+        "false_flags_on_traps",
+        "traps",
+        "current_truth_accuracy",
+        "automatic",
+        "per_story",
+    }
     assert set(report["flags"]) == {"precision", "recall", "f1", "expected", "raised", "matched"}
     assert (report["mode"], report["stories"], report["traps"]) == ("offline", 2, 2)
     # The reversal (off RabbitMQ … RabbitMQ again) is found, the traps are left alone, the
@@ -33,6 +49,26 @@ def test_it_prints_the_readme_json_shape_and_scores_the_fixture() -> None:
     assert report["flags"]["precision"] == 1.0
     assert report["false_flags_on_traps"] == 0
     assert report["current_truth_accuracy"] == 1.0
+    # The move off RabbitMQ (s1) and the explicit correction (s2) are the automatic decisions;
+    # neither retires a current fact, and the fixture labels no subject membership.
+    assert report["automatic"] == {
+        "supersedes": 2,
+        "merges": 0,
+        "wrong_supersedes": 0,
+        "wrong_merges": 0,
+        "retired_current": 0,
+        "across_subjects": 0,
+        "unlabelled": 2,
+        "settled_dispute": 0,
+        "stories_with_wrong": 0,
+    }
+    assert report["per_story"]["s1"] == {
+        "supersedes": 1,
+        "merges": 0,
+        "wrong": 0,
+        "decisions": ["f1 superseded by f2: ok (not labelled)"],
+    }
+    assert report["per_story"]["s2"]["decisions"] == ["f1 superseded by f2: ok (not labelled)"]
 
 
 def test_it_explains_a_current_truth_miss(tmp_path: Path) -> None:
@@ -52,3 +88,91 @@ def test_it_explains_a_current_truth_miss(tmp_path: Path) -> None:
 def test_it_refuses_a_missing_file() -> None:
     with pytest.raises(CommandError, match="no such file"):
         run("/nonexistent/stories.jsonl")
+
+
+def _relabelled(tmp_path: Path, current: list[dict[str, object]]) -> Path:
+    s2 = json.loads(SMALL.read_text().splitlines()[1])
+    s2["current"] = current
+    path = tmp_path / "s2.jsonl"
+    path.write_text(json.dumps(s2) + "\n")
+    return path
+
+
+def test_a_supersede_that_retires_a_current_fact_is_counted_wrong(tmp_path: Path) -> None:
+    # Labelled as if the first run were the current truth of its own subject: the correction
+    # retiring it is then a wrong automatic decision, and both halves of "wrong" say why.
+    path = _relabelled(
+        tmp_path,
+        [
+            {"subject": "First BM25 run", "fact_id": "f1", "status": "clear", "about": ["f1"]},
+            {"subject": "Corrected BM25 run", "fact_id": "f2", "status": "clear", "about": ["f2"]},
+        ],
+    )
+    report = json.loads(run(str(path), "--json"))
+
+    assert report["automatic"]["supersedes"] == 1
+    assert report["automatic"]["wrong_supersedes"] == 1
+    assert report["automatic"]["retired_current"] == 1
+    assert report["automatic"]["across_subjects"] == 1
+    assert report["automatic"]["stories_with_wrong"] == 1
+    assert report["per_story"]["s2"]["decisions"] == [
+        "f1 superseded by f2: WRONG: retired a current fact, across subjects"
+    ]
+
+    text = run(str(path), "--verbose")
+    assert "automatic  1 supersedes (1 wrong), 0 merges (0 wrong): 1 retired a current fact, 1 across subjects" in text
+    assert "   automatic: f1 superseded by f2: WRONG: retired a current fact, across subjects" in text
+
+
+def test_a_supersede_within_one_labelled_subject_is_right(tmp_path: Path) -> None:
+    path = _relabelled(
+        tmp_path, [{"subject": "BM25 baseline nDCG@10", "fact_id": "f2", "status": "clear", "about": ["f1", "f2"]}]
+    )
+    report = json.loads(run(str(path), "--json"))
+
+    assert report["per_story"]["s2"]["decisions"] == ["f1 superseded by f2: ok"]
+    assert report["automatic"]["wrong_supersedes"] == report["automatic"]["unlabelled"] == 0
+
+
+def test_merges_and_supersedes_are_read_from_the_facts(workspace: Workspace) -> None:
+    # The offline classifier rarely merges; a scripted verdict makes one through the real resolution.
+    first = remember(workspace, "Support hours are 9 to 5", valid_from=day(1))
+    again = remember(workspace, "Support is open from 9 to 5", valid_from=day(2))
+    old = remember(workspace, "Deploys run on Jenkins", valid_from=day(1))
+    new = remember(workspace, "Deploys moved to GitHub Actions", valid_from=day(3))
+    for older, newer, relation in ((first, again, Relation.DUPLICATE), (old, new, Relation.TEMPORAL_CHANGE)):
+        verdict = Verdict(relation=relation, probability=0.99, tier="test", reasons=("scripted",), current="b")
+        conflict_resolve(older=older, newer=newer, verdict=verdict, context="ingestion", actor=Actor.system("t"))
+
+    assert sorted(automatic_decisions(workspace)) == sorted(
+        [("merge", again.pk, first.pk), ("supersede", old.pk, new.pk)]
+    )
+
+
+def test_a_merge_is_judged_by_subject() -> None:
+    story = {
+        "current": [
+            {"subject": "Support hours", "fact_id": "f2", "status": "clear", "about": ["f1", "f2"]},
+            {"subject": "Weekend support", "fact_id": "f3", "status": "clear"},
+        ]
+    }
+    assert judge_decision("merge", "f2", "f1", story).describe() == "f2 merged into f1: WRONG: retired a current fact"
+    assert judge_decision("merge", "f1", "f2", story).describe() == "f1 merged into f2: ok"
+    assert judge_decision("merge", "f3", "f1", story).describe() == (
+        "f3 merged into f1: WRONG: retired a current fact, across subjects"
+    )
+    assert judge_decision("merge", "f4", "f1", story).describe() == "f4 merged into f1: ok (not labelled)"
+
+
+def test_settling_an_expected_dispute_silently_is_reported_apart() -> None:
+    story = {
+        "current": [{"subject": "Backup retention", "fact_id": "f2", "status": "unclear", "about": ["f1", "f2"]}],
+        "expected_flags": [{"kind": "ambiguity", "fact_ids": ["f1", "f2"], "note": "30 vs 14 days"}],
+    }
+    decision = judge_decision("supersede", "f1", "f2", story)
+    assert decision.settled_dispute
+    assert not decision.wrong
+    assert decision.describe() == "f1 superseded by f2: ok; settled a dispute the story wants asked"
+    # A reversal's explicit switch may rightly replace what it switched from.
+    story["expected_flags"][0]["kind"] = "reversal"
+    assert not judge_decision("supersede", "f1", "f2", story).settled_dispute

@@ -11,7 +11,7 @@ from django.core.management.base import CommandError, CommandParser
 from training.dataset import DOMAIN_PAIRS, TrainingData
 
 
-def _default_eval_dir() -> Path:
+def default_eval_dir() -> Path:
     for candidate in (settings.BASE_DIR / "shared" / "eval", settings.BASE_DIR.parent / "shared" / "eval"):
         if candidate.is_dir():
             return candidate
@@ -19,7 +19,7 @@ def _default_eval_dir() -> Path:
 
 
 def add_training_data_arguments(parser: CommandParser) -> None:
-    eval_dir = _default_eval_dir()
+    eval_dir = default_eval_dir()
     parser.add_argument("--pairs", type=Path, default=eval_dir / "pairs-dev.jsonl")
     parser.add_argument("--dialogues", type=Path, default=eval_dir / "decode-human-bot.jsonl")
     parser.add_argument("--domain", type=Path, default=DOMAIN_PAIRS)

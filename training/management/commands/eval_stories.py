@@ -15,7 +15,8 @@ from training.stories import evaluate, read_stories
 class Command(BaseCommand):
     help = (
         "Replay fact histories (shared/eval story format) through ingestion and the narrative detective; "
-        "print flag precision/recall, false flags on traps and current-truth accuracy. Nothing is kept."
+        "print flag precision/recall, false flags on traps, current-truth accuracy and the automatic supersedes "
+        "and merges made, with how many were wrong. Nothing is kept."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -52,6 +53,14 @@ class Command(BaseCommand):
             f"{status} {right} of {judged}" for status, (judged, right) in sorted(report.current_by_status().items())
         )
         self.stdout.write(f"current    {summary['current_truth_accuracy']:.2f} accuracy ({split})")
+        auto = summary["automatic"]
+        self.stdout.write(
+            f"automatic  {auto['supersedes']} supersedes ({auto['wrong_supersedes']} wrong), "
+            f"{auto['merges']} merges ({auto['wrong_merges']} wrong): {auto['retired_current']} retired a current "
+            f"fact, {auto['across_subjects']} across subjects, {auto['unlabelled']} not labelled; "
+            f"{auto['stories_with_wrong']} stories with a wrong one; {auto['settled_dispute']} settled a dispute "
+            "the story wants asked"
+        )
         if options["verbose"]:
             for outcome in report.outcomes:
                 raised = sorted(
@@ -62,3 +71,5 @@ class Command(BaseCommand):
                 self.stdout.write(f"   expected {sorted((k, sorted(i)) for k, i in outcome.expected)}")
                 for miss in outcome.misses:
                     self.stdout.write(f"   miss: {miss}")
+                for decision in outcome.decisions:
+                    self.stdout.write(f"   automatic: {decision.describe()}")

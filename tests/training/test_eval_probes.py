@@ -1,0 +1,62 @@
+"""``manage.py eval_probes`` on a two-pair fixture, through real ingestion and the detective."""
+
+from __future__ import annotations
+
+import json
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+SMALL = Path(__file__).parent / "fixtures" / "probes-small.jsonl"
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+def run(*args: str) -> str:
+    out = StringIO()
+    call_command("eval_probes", *args, stdout=out)
+    return out.getvalue()
+
+
+def test_it_reports_each_kind_and_each_pair() -> None:
+    report = json.loads(run(str(SMALL), "--json"))
+
+    assert report["pairs"] == 2
+    # The explicit correction replaces what it corrects; the unrelated pair is left alone.
+    assert report["same_subject_change"] == {
+        "n": 1,
+        "superseded": 1,
+        "superseded_backwards": 0,
+        "merged": 0,
+        "carded": 0,
+        "uncertain": 0,
+        "nothing": 0,
+        "caught": 1,
+        "caught_share": 1.0,
+    }
+    assert report["different_subject"]["wrongly_retired"] == 0
+    assert report["different_subject"]["carded"] == 0
+    assert report["per_pair"] == [
+        {"id": "p01", "kind": "same_subject_change", "outcome": "superseded", "detail": "b replaced a"},
+        {"id": "p02", "kind": "different_subject", "outcome": "nothing", "detail": ""},
+    ]
+
+
+def test_the_text_report_names_the_bar_figures() -> None:
+    text = run(str(SMALL), "--verbose")
+
+    assert "same subject       1 of 1 superseded or carded (1.00)" in text
+    assert "different subject  0 of 1 superseded or merged, 0 carded (0.00)" in text
+    assert "-- p01 same_subject_change: superseded (b replaced a)" in text
+
+
+def test_it_refuses_a_missing_file_and_an_unknown_kind(tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match="no such file"):
+        run(str(tmp_path / "none.jsonl"))
+    bad = tmp_path / "bad.jsonl"
+    pair = json.loads(SMALL.read_text().splitlines()[0]) | {"kind": "maybe"}
+    bad.write_text(json.dumps(pair) + "\n")
+    with pytest.raises(CommandError, match=r"bad.jsonl:1: not a probe pair \(.*kind 'maybe'"):
+        run(str(bad))

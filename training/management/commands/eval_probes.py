@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from memoryhub.errors import InvalidInput
+from training.probes import OUTCOMES, evaluate_probes, read_probes
+
+
+class Command(BaseCommand):
+    help = (
+        "Replay probe pairs (training/data/probes-*.jsonl) through ingestion and the narrative detective; print "
+        "how many same-subject changes ended superseded or carded, and how many different-subject pairs were "
+        "superseded, merged or carded. Nothing is kept."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("file", type=Path)
+        parser.add_argument("--json", action="store_true", help="print the report as JSON")
+        parser.add_argument("--verbose", action="store_true", help="list each pair's outcome")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path: Path = options["file"]
+        if not path.is_file():
+            raise CommandError(f"{path}: no such file")
+        try:
+            probes = read_probes(path)
+        except InvalidInput as exc:
+            raise CommandError(exc.message) from exc
+        call_command("migrate", interactive=False, verbosity=0)
+        report = evaluate_probes(probes)
+        summary = report.as_json()
+        if options["json"]:
+            self.stdout.write(json.dumps(summary, indent=2))
+            return
+        self.stdout.write(f"{summary['pairs']} pairs, offline, {report.seconds:.1f}s")
+        same, different = summary["same_subject_change"], summary["different_subject"]
+        self.stdout.write(
+            f"same subject       {same['caught']} of {same['n']} superseded or carded ({same['caught_share']:.2f})"
+        )
+        self.stdout.write(
+            f"different subject  {different['wrongly_retired']} of {different['n']} superseded or merged, "
+            f"{different['carded']} carded ({different['carded_share']:.2f})"
+        )
+        for kind, counts in (("same subject", same), ("different subject", different)):
+            self.stdout.write(f"  {kind:<17} " + ", ".join(f"{o} {counts[o]}" for o in OUTCOMES))
+        if options["verbose"]:
+            for pair in summary["per_pair"]:
+                detail = f" ({pair['detail']})" if pair["detail"] else ""
+                self.stdout.write(f"-- {pair['id']} {pair['kind']}: {pair['outcome']}{detail}")
