@@ -25,8 +25,12 @@ DJANGO_THREADS = 4
 def build_application() -> ASGIApp:
     """A fresh application: the SDK's session manager can run only once per app (tests start several)."""
     # Importing memoryhub.wsgi sets Django up (and warms the models); only then can MCP's modules load models.
+    # (Two steps, so that sorting the imports cannot put MCP's first.)
+    from memoryhub import wsgi
+
+    django_wsgi = wsgi.application
+
     from mcp_server.http import PATH, mcp_http_app
-    from memoryhub.wsgi import application as django_wsgi
 
     # a2wsgi types WSGI and ASGI more narrowly than Django and Starlette do; they are the same protocols.
     django = cast(ASGIApp, WSGIMiddleware(django_wsgi, workers=DJANGO_THREADS))  # type: ignore[arg-type]

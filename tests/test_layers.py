@@ -35,6 +35,7 @@ LAYER_OF_PREFIX = {
     "memoryhub.urls": 5,
     "memoryhub.wsgi": 5,
     "memoryhub.asgi": 5,
+    "memoryhub.webserver": 5,
     "memoryhub.demo": 5,
     "memoryhub.management.commands.run_hub": 5,
     "training": 6,
