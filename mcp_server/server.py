@@ -17,12 +17,13 @@ scopes allow (``answer_conflict`` only with ``answer``).
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-import anyio.to_thread
 import mcp_types as types
 from django.db import close_old_connections
 from mcp.server import Server, ServerRequestContext
@@ -46,9 +47,17 @@ INSTRUCTIONS = (
 )
 
 
+# Threads that run the tools' database work in each process, as many as a2wsgi gives Django
+# (memoryhub.asgi): each keeps its connection open between calls (CONN_MAX_AGE), so a burst of MCP
+# calls holds at most this many connections per process and reuses them, as REST requests do.
+DB_THREADS = 4
+_db_executor = ThreadPoolExecutor(max_workers=DB_THREADS, thread_name_prefix="mcp-db")
+
+
 async def in_db_thread(fn: Callable[..., T], *args: Any) -> T:
-    """Run ``fn`` in a worker thread, with the connection hygiene Django applies around a request."""
-    return await anyio.to_thread.run_sync(functools.partial(_with_connection, fn, *args))
+    """Run ``fn`` in one of the database threads, with the connection hygiene Django applies around a request."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_db_executor, functools.partial(_with_connection, fn, *args))
 
 
 def _with_connection(fn: Callable[..., T], *args: Any) -> T:
