@@ -127,10 +127,17 @@ def build_server(*, key_for: KeyFor) -> Server[Any]:
             contents=[types.TextResourceContents(uri=uri, mime_type="application/json", text=json.dumps(value))]
         )
 
+    def input_schema_of(name: str) -> dict[str, Any] | None:
+        # The SDK checks a call's Mcp-Param-* headers against the tool's schema; without this lookup it
+        # would run list_tools (a database round trip and every schema) on each call.
+        spec = TOOLS.get(name)
+        return spec.input_schema if spec else None
+
     return Server(
         SERVER_NAME,
         version="1",
         instructions=INSTRUCTIONS,
+        get_tool_input_schema=input_schema_of,
         on_list_tools=list_tools,
         on_call_tool=call_tool,
         on_list_resources=list_resources,
@@ -143,7 +150,7 @@ def _tool(spec: ToolSpec) -> types.Tool:
     return types.Tool(
         name=spec.name,
         description=spec.description,
-        input_schema=spec.arguments.model_json_schema(),
+        input_schema=spec.input_schema,
         annotations=types.ToolAnnotations(read_only_hint=spec.read_only, open_world_hint=False),
     )
 

@@ -11,6 +11,7 @@ which MCP's structured content must be).
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from collections.abc import Callable
@@ -77,6 +78,16 @@ class ToolSpec:
     @property
     def read_only(self) -> bool:
         return self.scope == Scope.READ
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return _input_schema(self.arguments)
+
+
+@functools.cache
+def _input_schema(arguments: type[BaseModel]) -> dict[str, Any]:
+    # Generating a JSON Schema takes pydantic milliseconds; the SDK asks for it on every call (below).
+    return arguments.model_json_schema()
 
 
 def _actor(key: AgentKey) -> Actor:
