@@ -115,7 +115,23 @@ async def timed(call: Awaitable[Any]) -> float:
     return (time.perf_counter() - started) * 1000
 
 
+async def wait_for_web(base_url: str, timeout: float = 300) -> None:
+    """run_hub goes on after 90 s even if the web is still starting (a loaded machine): wait until it answers."""
+    deadline = time.monotonic() + timeout
+    async with httpx2.AsyncClient(timeout=5) as client:
+        while True:
+            try:
+                if (await client.get(f"{base_url}/login/")).status_code == 200:
+                    return
+            except httpx2.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the web process did not answer within {timeout:.0f} s")
+            await anyio.sleep(0.5)
+
+
 async def measure(base_url: str, key: str, calls: int) -> list[tuple[str, list[float], list[float]]]:
+    await wait_for_web(base_url)
     headers = {"Authorization": f"Bearer {key}"}
     async with (
         httpx2.AsyncClient(base_url=base_url, headers=headers, timeout=60) as rest,
