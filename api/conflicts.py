@@ -7,6 +7,7 @@ import uuid
 from django.http import HttpRequest
 from ninja import Query, Router, Status
 
+from api import adapters
 from api.conflict_schemas import (
     AnswerIn,
     AnswerOut,
@@ -24,7 +25,7 @@ from api.conflict_schemas import (
 from api.idempotency import idempotent
 from conflicts import selectors, tasks
 from conflicts.feedback import card_answer
-from conflicts.models import ConflictCard, DetectiveRun
+from conflicts.models import DetectiveRun
 from conflicts.surfacing import uncertainties_surface
 from memories.audit import Actor
 from memories.models import Event
@@ -38,32 +39,15 @@ router = Router(auth=AgentKeyAuth(), tags=["conflicts"])
 _key = request_agent_key
 
 
-def _card_out(card: ConflictCard) -> dict[str, object]:
-    return {
-        "id": card.pk,
-        "kind": card.kind,
-        "question": card.question,
-        "asked_memory_id": card.asked_memory_id,
-        "facts": [fact.memory for fact in card.card_facts.all()],
-        "detector": card.detector,
-        "evidence": card.evidence,
-        "severity": card.severity,
-        "state": card.state,
-        "uncertainty_id": card.uncertainty_id,
-        "created_at": card.created_at,
-        "answered_at": card.answered_at,
-    }
-
-
 @router.get("/conflicts", response=list[CardOut], summary="Conflict cards, newest first")
 def list_conflicts(request: HttpRequest, query: Query[ConflictListQuery]) -> list[dict[str, object]]:
     cards = selectors.cards_list(workspace=_key(request).workspace, state=query.state, kind=query.kind)
-    return [_card_out(card) for card in cards[query.offset : query.offset + query.limit]]
+    return [adapters.card_out(card) for card in cards[query.offset : query.offset + query.limit]]
 
 
 @router.get("/conflicts/{card_id}", response=CardOut, summary="One conflict card")
 def get_conflict(request: HttpRequest, card_id: uuid.UUID) -> dict[str, object]:
-    return _card_out(selectors.card_get(workspace=_key(request).workspace, card_id=card_id))
+    return adapters.card_out(selectors.card_get(workspace=_key(request).workspace, card_id=card_id))
 
 
 @router.post(
@@ -90,7 +74,7 @@ def answer_conflict(request: HttpRequest, card_id: uuid.UUID, payload: AnswerIn)
     )
     fresh = selectors.card_get(workspace=key.workspace, card_id=card_id)
     return {
-        "card": _card_out(fresh),
+        "card": adapters.card_out(fresh),
         "answer": result.answer.choice,
         "current_fact": result.answer.current_memory_id,
         "event": result.event.pk,
@@ -155,12 +139,4 @@ def surface_uncertainties(request: HttpRequest, payload: SurfaceIn) -> list[dict
     surfaced = uncertainties_surface(
         workspace=key.workspace, topic=payload.topic, actor=Actor.for_agent(key), limit=payload.limit
     )
-    return [
-        {
-            "uncertainty": s.uncertainty,
-            "relevance": round(s.relevance, 4),
-            "question": s.question,
-            "facts": [m for m in (s.uncertainty.memory_a, s.uncertainty.memory_b) if m is not None],
-        }
-        for s in surfaced
-    ]
+    return [adapters.surfaced_out(s) for s in surfaced]

@@ -13,6 +13,7 @@ from django.http import HttpRequest
 from ninja import Query, Router, Status
 from pydantic import ValidationError as PydanticValidationError
 
+from api import adapters
 from api.idempotency import idempotent
 from api.schemas import (
     BatchIn,
@@ -34,13 +35,11 @@ from api.schemas import (
     StatusOut,
     SupersedeIn,
 )
-from conflicts.detection.pipeline import Finding
-from conflicts.ingestion import memory_create_checked
+from conflicts.ingestion import memory_commit
 from memories import selectors, services
 from memories.audit import Actor
 from memories.models import Link, Memory
 from memoryhub.broker import broker_depth
-from memoryhub.errors import InvalidInput, NotFound, TryAgainLater
 from memoryhub.llm import llm_enabled, llm_paused
 from workspaces.auth import AgentKeyAuth, request_agent_key
 
@@ -56,10 +55,7 @@ def _memory(request: HttpRequest, memory_id: uuid.UUID) -> Memory:
 
 def _memory_named_in_body(request: HttpRequest, memory_id: uuid.UUID, *, field: str) -> Memory:
     """A memory the body refers to: missing is a bad field value (422), not a missing URL (404)."""
-    try:
-        return _memory(request, memory_id)
-    except NotFound as exc:
-        raise InvalidInput(exc.message, field=field) from exc
+    return selectors.memory_referenced(workspace=_key(request).workspace, memory_id=memory_id, field=field)
 
 
 @router.post(
@@ -75,39 +71,17 @@ def _memory_named_in_body(request: HttpRequest, memory_id: uuid.UUID, *, field: 
 @idempotent
 def create_memory(request: HttpRequest, payload: MemoryIn) -> Status[dict[str, object]]:
     key = _key(request)
-    actor = Actor.for_agent(key)
-    fields = payload.dict(exclude={"on_conflict"})
-    data = services.MemoryInput(**{**fields, "agent": key.agent_name(payload.agent)})
-    if payload.on_conflict == "ignore":
-        memory = services.memory_create(workspace=key.workspace, actor=actor, data=data)
-        body = {"action": "stored", "conflicts": [], "checked": False}
-    else:
-        result = memory_create_checked(workspace=key.workspace, actor=actor, data=data, on_conflict=payload.on_conflict)
-        conflicts = [_conflict_out(f) for f in result.findings]
-        if result.action == "unchecked":
-            raise TryAgainLater(
-                "not stored: the conflict check did not finish in time, and on_conflict=raise stores only a checked "
-                "fact; send it again",
-                retry_after_seconds=1,
-            )
-        if result.memory is None:
-            detail = f"not stored: the fact clashes with {len(conflicts)} existing memories (on_conflict=raise)"
-            return Status(409, {"detail": detail, "conflicts": conflicts})
-        memory = result.memory
-        body = {"action": result.action, "conflicts": conflicts, "checked": result.checked}
-    return Status(201, {"id": memory.id, "status": memory.status, "memory": memory, **body})
-
-
-def _conflict_out(finding: Finding) -> dict[str, object]:
-    return {
-        "memory_id": finding.other.pk,
-        "text": finding.other.text,
-        "kind": str(finding.verdict.relation),
-        "probability": round(finding.verdict.probability, 4),
-        "tier": finding.verdict.tier,
-        "reason": "; ".join(finding.verdict.reasons) or finding.verdict.reasoning,
-        "similarity": round(finding.candidate.similarity, 4),
-    }
+    result = memory_commit(
+        workspace=key.workspace,
+        actor=Actor.for_agent(key),
+        data=adapters.memory_input(payload, key=key),
+        on_conflict=payload.on_conflict,
+    )
+    if result.action == "rejected":
+        return Status(
+            409, {"detail": result.refusal(), "conflicts": [adapters.finding_out(f) for f in result.findings]}
+        )
+    return Status(201, adapters.commit_out(result))
 
 
 @router.post(
@@ -236,9 +210,7 @@ def create_link(request: HttpRequest, payload: LinkIn) -> Status[Link]:
 
 @router.delete("/links/{link_id}", response={204: None}, tags=["links"], summary="Remove a link")
 def delete_link(request: HttpRequest, link_id: int) -> Status[None]:
-    link = Link.objects.filter(workspace=_key(request).workspace, pk=link_id).select_related("src").first()
-    if link is None:
-        raise NotFound("no link with this id in the workspace")
+    link = selectors.link_get(workspace=_key(request).workspace, link_id=link_id)
     services.link_delete(link=link, actor=Actor.for_agent(_key(request)))
     return Status(204, None)
 

@@ -1,4 +1,4 @@
-"""What every benchmark script shares: percentiles, machine facts, a gunicorn to measure against."""
+"""What every benchmark script shares: percentiles, machine facts, the web server to measure against."""
 
 from __future__ import annotations
 
@@ -11,6 +11,8 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+
+from memoryhub.webserver import web_command
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -62,11 +64,12 @@ def free_port() -> int:
 
 
 @contextmanager
-def gunicorn(port: int, env: Mapping[str, str] | None = None, timeout: float = 60) -> Iterator[subprocess.Popen[bytes]]:
-    """gunicorn as `make run` starts it (2 workers × 4 threads), static files collected, up and answering."""
+def web_server(
+    port: int, env: Mapping[str, str] | None = None, timeout: float = 60
+) -> Iterator[subprocess.Popen[bytes]]:
+    """The web process as `make run` starts it (uvicorn, 2 workers × 4 Django threads, MCP at /mcp/), answering."""
     subprocess.run([sys.executable, "manage.py", "collectstatic", "--no-input", "-v0"], cwd=ROOT, check=True)
-    command = [str(Path(sys.executable).parent / "gunicorn"), "memoryhub.wsgi", "--bind", f"127.0.0.1:{port}"]
-    command += ["--workers", "2", "--threads", "4", "--log-level", "warning"]
+    command = web_command(host="127.0.0.1", port=port, workers=2, access_log=False)
     environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "memoryhub.settings", **(env or {})}
     process = subprocess.Popen(command, cwd=ROOT, env=environment, start_new_session=True)  # noqa: S603
     try:
@@ -86,7 +89,7 @@ def _wait_until_up(port: int, process: subprocess.Popen[bytes], timeout: float) 
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"gunicorn exited with {process.returncode}")
+            raise RuntimeError(f"the web server exited with {process.returncode}")
         try:
             conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
             conn.request("GET", "/api/openapi.json")
@@ -96,4 +99,8 @@ def _wait_until_up(port: int, process: subprocess.Popen[bytes], timeout: float) 
         except OSError:
             pass
         time.sleep(0.2)
-    raise RuntimeError(f"gunicorn did not answer on port {port} within {timeout:.0f}s")
+    raise RuntimeError(f"the web server did not answer on port {port} within {timeout:.0f}s")
+
+
+# The name the benchmarks used while the web process was gunicorn.
+gunicorn = web_server

@@ -33,6 +33,7 @@ from memories.services import (
     memory_build,
     memory_create,
 )
+from memoryhub.errors import TryAgainLater
 from workspaces.models import Workspace
 
 OnConflict = Literal["warn", "supersede", "raise"]
@@ -45,6 +46,34 @@ class CheckedCommit:
     memory: Memory | None
     findings: list[Finding] = field(default_factory=list)
     checked: bool = True
+
+    def refusal(self) -> str:
+        """Why a ``rejected`` commit stored nothing, in the words every interface answers with."""
+        return f"not stored: the fact clashes with {len(self.findings)} existing memories (on_conflict=raise)"
+
+
+def memory_commit(
+    *, workspace: Workspace, actor: Actor, data: MemoryInput, on_conflict: OnConflict | Literal["ignore"]
+) -> CheckedCommit:
+    """An agent's commit, as the REST API and the MCP server both take it.
+
+    ``ignore`` stores the fact at once and leaves detection to the worker
+    (``checked: false``); the other modes check it first
+    (``memory_create_checked``). A ``raise`` whose check could not finish in time
+    is refused with ``TryAgainLater``; a clash under ``raise`` comes back as
+    ``action="rejected"`` with the findings and nothing stored.
+    """
+    if on_conflict == "ignore":
+        memory = memory_create(workspace=workspace, actor=actor, data=data)
+        return CheckedCommit("stored", memory, checked=False)
+    result = memory_create_checked(workspace=workspace, actor=actor, data=data, on_conflict=on_conflict)
+    if result.action == "unchecked":
+        raise TryAgainLater(
+            "not stored: the conflict check did not finish in time, and on_conflict=raise stores only a checked "
+            "fact; send it again",
+            retry_after_seconds=1,
+        )
+    return result
 
 
 def memory_create_checked(

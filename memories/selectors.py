@@ -15,7 +15,7 @@ from django.db.models import Count, DateTimeField, Min, Q, QuerySet
 from django.utils import timezone
 
 from memories.models import LIVE_STATUSES, Link, Memory, Reliability, Status
-from memoryhub.errors import NotFound
+from memoryhub.errors import InvalidInput, NotFound
 from memoryhub.storable import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from workspaces.models import Membership, Workspace
 
@@ -26,6 +26,25 @@ def memory_get(*, workspace: Workspace, memory_id: uuid.UUID | str, field: str |
         return Memory.objects.get(workspace=workspace, pk=memory_id)
     except (Memory.DoesNotExist, ValueError, TypeError):
         raise NotFound("no memory with this id in the workspace", field=field) from None
+
+
+def memory_referenced(*, workspace: Workspace, memory_id: uuid.UUID | str, field: str) -> Memory:
+    """A memory that an operation's input names (``by``, ``src``…): missing is a bad value of that field (422).
+
+    Unlike the memory an operation acts on, which is missing (404).
+    """
+    try:
+        return memory_get(workspace=workspace, memory_id=memory_id)
+    except NotFound as exc:
+        raise InvalidInput(exc.message, field=field) from exc
+
+
+def link_get(*, workspace: Workspace, link_id: int) -> Link:
+    """A link of this workspace; another workspace's id is reported as missing."""
+    link = Link.objects.filter(workspace=workspace, pk=link_id).select_related("src").first()
+    if link is None:
+        raise NotFound("no link with this id in the workspace")
+    return link
 
 
 @dataclass

@@ -26,6 +26,7 @@ OUTAGE_RETRY_AFTER = 5
 # The longest request target (path and query) served; gunicorn's own limit is lifted so this one answers.
 MAX_REQUEST_TARGET = 8190
 DATABASE_DOWN = (OperationalError, InterfaceError)
+DATABASE_DOWN_DETAIL = "MemoryHub cannot reach its database right now; nothing was changed. Try again in a few seconds."
 
 
 def is_api(request: HttpRequest) -> bool:
@@ -49,7 +50,7 @@ def database_unavailable(request: HttpRequest) -> HttpResponse:
         request,
         503,
         "The database is not answering",
-        "MemoryHub cannot reach its database right now; nothing was changed. Try again in a few seconds.",
+        DATABASE_DOWN_DETAIL,
         code="database_unavailable",
     )
     response["Retry-After"] = str(OUTAGE_RETRY_AFTER)

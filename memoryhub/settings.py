@@ -83,6 +83,8 @@ INSTALLED_APPS = [
     "memories",
     "conflicts",
     "portability",
+    # The MCP server (interface layer): listed for its management command, `manage.py mcp`.
+    "mcp_server",
     "training",
 ]
 

@@ -20,7 +20,17 @@ from packaging.requirements import Requirement
 
 from tests.test_layers import ROOT
 
-RUNTIME_PACKAGES = ["memoryhub", "workspaces", "memories", "conflicts", "recall", "api", "dashboard", "portability"]
+RUNTIME_PACKAGES = [
+    "memoryhub",
+    "workspaces",
+    "memories",
+    "conflicts",
+    "recall",
+    "api",
+    "dashboard",
+    "portability",
+    "mcp_server",
+]
 
 
 def _normal(name: str) -> str:

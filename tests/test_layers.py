@@ -2,7 +2,7 @@
 
     platform (memoryhub's settings, errors, llm client, celery app, embedded db)
       → workspaces → memories → conflicts → recall
-      → interfaces (api, dashboard, urls, run_hub, the demo)
+      → interfaces (api, dashboard, portability, mcp_server, urls, wsgi/asgi, run_hub, the demo)
       → training (datasets, training, evaluation; never imported by the running product)
 
 Every import counts, including those inside functions and under TYPE_CHECKING:
@@ -31,8 +31,11 @@ LAYER_OF_PREFIX = {
     "api": 5,
     "dashboard": 5,
     "portability": 5,
+    "mcp_server": 5,
     "memoryhub.urls": 5,
     "memoryhub.wsgi": 5,
+    "memoryhub.asgi": 5,
+    "memoryhub.webserver": 5,
     "memoryhub.demo": 5,
     "memoryhub.management.commands.run_hub": 5,
     "training": 6,

@@ -1,7 +1,8 @@
 """Bearer authentication for agents: ``Authorization: Bearer mh_<prefix>_<secret>``.
 
 Authenticating also enforces the key's rate (429) and the operation's scope
-(403): every API operation goes through here, so none can forget them.
+(403): every API operation and every MCP tool call goes through here
+(``agent_key_admit``), so none can forget them.
 """
 
 from __future__ import annotations
@@ -63,14 +64,22 @@ class AgentKeyAuth(HttpBearer):
         key = agent_key_from_token(token)
         if key is None:
             return None
-        if settings.MEMORYHUB_API_RATE_PER_MINUTE > 0:
-            verdict = rate_count(key=key)
-            if not verdict.allowed:
-                raise RateLimited(
-                    f"this agent key sent more than {verdict.limit} requests this minute; "
-                    f"wait {verdict.retry_after_seconds} s",
-                    retry_after_seconds=verdict.retry_after_seconds,
-                )
-        scope = self.scope or (Scope.READ if request.method in SAFE_METHODS else Scope.WRITE)
-        key.require_scope(scope)
+        agent_key_admit(key=key, scope=self.scope or (Scope.READ if request.method in SAFE_METHODS else Scope.WRITE))
         return key
+
+
+def agent_key_admit(*, key: AgentKey, scope: Scope) -> None:
+    """Count one operation of ``key`` against its rate (429) and require ``scope`` (403).
+
+    Every interface calls this once per operation — a REST request, an MCP tool
+    call — so a key has one rate and one set of scopes whichever way it comes in.
+    """
+    if settings.MEMORYHUB_API_RATE_PER_MINUTE > 0:
+        verdict = rate_count(key=key)
+        if not verdict.allowed:
+            raise RateLimited(
+                f"this agent key sent more than {verdict.limit} requests this minute; "
+                f"wait {verdict.retry_after_seconds} s",
+                retry_after_seconds=verdict.retry_after_seconds,
+            )
+    key.require_scope(scope)

@@ -159,7 +159,7 @@ def test_a_server_error_releases_the_key(agent: AgentClient, monkeypatch: pytest
     def busy(**kwargs: Any) -> None:
         raise TryAgainLater("not now")
 
-    monkeypatch.setattr("api.memories.memory_create_checked", busy)
+    monkeypatch.setattr("conflicts.ingestion.memory_create_checked", busy)
     assert _post(agent, "/memories", {"text": "Office in Berlin", "on_conflict": "raise"}, "c").status_code == 503
     monkeypatch.undo()
 

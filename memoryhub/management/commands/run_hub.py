@@ -17,6 +17,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memoryhub.demo import demo_setup
+from memoryhub.webserver import web_command
 
 # Web and worker (with its models loaded) are normally up in a few seconds.
 STARTUP_TIMEOUT_SECONDS = 90
@@ -43,6 +44,7 @@ class Command(BaseCommand):
         self.stdout.write(self.style.SUCCESS(f"MemoryHub is up in {time.monotonic() - started:.1f}s"))
         self.stdout.write(f"  dashboard  {base_url}/   (admin at {base_url}/admin/)")
         self.stdout.write(f"  API docs   {base_url}/api/docs")
+        self.stdout.write(f"  MCP        {base_url}/mcp/   (streamable HTTP, agent key as Bearer; docs/MCP.md)")
         if settings.DATABASE_URL:
             self.stdout.write("  database   DATABASE_URL")
         else:
@@ -84,26 +86,8 @@ class Command(BaseCommand):
 
     def _start(self, options: dict[str, Any], ready_file: Path) -> dict[str, subprocess.Popen[bytes]]:
         python = sys.executable
-        bin_dir = os.path.dirname(python)
         commands = {
-            "web": [
-                os.path.join(bin_dir, "gunicorn"),
-                "memoryhub.wsgi",
-                "--bind",
-                f"{options['host']}:{options['port']}",
-                "--workers",
-                str(options["web_workers"]),
-                "--threads",
-                "4",
-                # Django answers an over-long request line itself, in the API's JSON shape
-                # (memoryhub.error_views.MAX_REQUEST_TARGET), instead of gunicorn's HTML 414.
-                "--limit-request-line",
-                "0",
-                "--access-logfile",
-                "-",
-                "--log-level",
-                "warning",
-            ],
+            "web": web_command(host=options["host"], port=options["port"], workers=options["web_workers"]),
             "worker": [python, "-m", "celery", "-A", "memoryhub", "worker", "--loglevel", "INFO", "--concurrency", "1"],
             "beat": [python, "-m", "celery", "-A", "memoryhub", "beat", "--loglevel", "INFO"],
         }
