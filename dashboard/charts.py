@@ -28,9 +28,10 @@ def _tag(template: str, *args: object) -> str:
     return template.format(*(a if isinstance(a, int | float) else escape(str(a)) for a in args))
 
 
-def _svg(body: Sequence[str], label: str, width: int = WIDTH, height: int = HEIGHT) -> SafeString:
+def _svg(body: Sequence[str], label: str, width: int = WIDTH, height: int = HEIGHT, role: str = "img") -> SafeString:
+    # A picture with links inside is a group of links, not an image: an image's content is not interactive.
     return mark_safe(  # noqa: S308 - every piece is built with _tag, which escapes text
-        f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(label)}">'
+        f'<svg class="chart" viewBox="0 0 {width} {height}" role="{role}" aria-label="{escape(label)}">'
         + "".join(body)
         + "</svg>"
     )
@@ -222,7 +223,7 @@ def link_graph(center: Node, edges: Sequence[Edge], *, label: str) -> SafeString
         _tag('<circle class="node center {}" cx="{}" cy="{}" r="10"/>', center.css, cx, cy)
         + _label(center.label, cx, cy + 26, width, "node-label center")
     )
-    return _svg(parts, label, width, height)
+    return _svg(parts, label, width, height, role="group")
 
 
 def _label(text: str, x: float, y: float, width: int, css: str) -> str:
