@@ -166,3 +166,35 @@ def test_forget_asks_first(live_server: Any, page: Page) -> None:
     assert Memory.objects.get(pk=vegetarian.pk).status == "forgotten"
     page.set_viewport_size(PHONE)
     assert page_width(page) <= PHONE["width"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_record_pages_pass_axe_in_both_themes_and_fit_a_phone(live_server: Any, page: Page) -> None:
+    workspace, (diet, _, _), vegetarian = team(role="admin")
+    many_decisions(workspace, count=2)
+    live = Memory.objects.get(workspace=workspace, text="Deploys run on Jenkins")
+    page.set_viewport_size(DESKTOP)
+    sign_in(page, live_server, "ana", f"/w/{workspace.slug}/cards/{diet.pk}/")
+    page.keyboard.press("n")
+    expect(page.locator(".review-card .question")).not_to_have_text(diet.question)
+    paths = [
+        f"/w/{workspace.slug}/history/",
+        f"/w/{workspace.slug}/decisions/",
+        f"/w/{workspace.slug}/chains/",
+        f"/w/{workspace.slug}/memories/?q=zzqxv+flibbertigibbet",
+        f"/w/{workspace.slug}/memories/{vegetarian.pk}/",
+        f"/w/{workspace.slug}/memories/{live.pk}/?replace_q=deploys",
+    ]
+    found: dict[str, list[str]] = {}
+    for scheme in ("light", "dark"):
+        page.emulate_media(color_scheme=scheme)
+        for path in paths:
+            page.goto(f"{live_server.url}{path}")
+            if problems := violations(page):
+                found[f"{scheme} {path}"] = problems
+    assert found == {}
+
+    page.set_viewport_size(PHONE)
+    for path in paths:
+        page.goto(f"{live_server.url}{path}")
+        assert page_width(page) <= PHONE["width"], path
