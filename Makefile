@@ -46,7 +46,7 @@ pytest: install-dev
 bench: install
 	$(BIN)/python bench/commit.py
 
-## Regenerate docs/screenshots/ from the demo history (real chromium; about two minutes).
+## Regenerate docs/screenshots/ from the demo history (real chromium; 4–7 minutes on a loaded 2-core machine).
 screenshots: install-dev
 	MEMORYHUB_SCREENSHOTS=1 $(BIN)/pytest tests/browser/test_screenshots.py -q
 

@@ -1,8 +1,8 @@
 """The README's screenshots, and a check that each of those pages renders and fits its screen.
 
 One command regenerates every picture in docs/screenshots/ from the demo history
-(the workspace ``make run`` shows, seeded here into the test database; about two
-minutes on two cores):
+(the workspace ``make run`` shows, seeded here into the test database; 4–7
+minutes on the shared 2-core machine at load 12–20):
 
     make screenshots        # = MEMORYHUB_SCREENSHOTS=1 .venv/bin/pytest tests/browser/test_screenshots.py
 
