@@ -7,7 +7,7 @@ RUNTIME := $(VENV)/.installed-runtime
 DEV := $(VENV)/.installed-dev
 PORT ?= 8000
 
-.PHONY: install install-dev run test lint typecheck pytest bench stop-db lock
+.PHONY: install install-dev run test lint typecheck pytest bench stop-db lock screenshots
 
 $(VENV)/bin/python:
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH"; exit 1; }
@@ -45,6 +45,10 @@ pytest: install-dev
 
 bench: install
 	$(BIN)/python bench/commit.py
+
+## Regenerate docs/screenshots/ from the demo history (real chromium; 4–7 minutes on a loaded 2-core machine).
+screenshots: install-dev
+	MEMORYHUB_SCREENSHOTS=1 $(BIN)/pytest tests/browser/test_screenshots.py -q
 
 stop-db: install
 	$(BIN)/python manage.py stop_db

@@ -14,6 +14,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 
 from memories.audit import Actor, record_event
+from memories.event_kinds import DECISION_VERBS, event_label
 from memories.models import Event, Memory
 from memories.services import event_undo
 from memoryhub.errors import ConflictError, NotFound
@@ -22,31 +23,22 @@ from workspaces.models import Workspace
 CONFIRM_VERB = "decision.confirm"
 _CONFIRMS = re.compile(r"^confirms event #(\d+)")
 
-# What each automatic verb means, in the queue's words.
-LABELS = {
-    "conflict.temporal_supersede": "Superseded an older fact by a newer one",
-    "conflict.merge_duplicate": "Merged a duplicate",
-    "conflict.confidence_dominance": "Marked the weaker side of a contradiction uncertain",
-    "conflict.evidence_resolve": "Settled a dispute by reinforcement",
-}
-
-
-# Opening a card or noting an ambiguity decides nothing: those are answered in the inbox.
-NOT_DECISIONS = ("conflict.card", "conflict.record")
-
 
 def decisions_list(*, workspace: Workspace) -> QuerySet[Event]:
-    """Automatic decisions that changed facts, newest first."""
+    """Automatic decisions that changed facts, newest first.
+
+    Only the kinds ``memories.event_kinds`` marks as decisions: opening a card
+    or noting an ambiguity decides nothing (those are answered in the inbox).
+    """
     return (
-        Event.objects.filter(workspace=workspace, automatic=True, undoes__isnull=True)
-        .exclude(verb__in=NOT_DECISIONS)
+        Event.objects.filter(workspace=workspace, automatic=True, undoes__isnull=True, verb__in=DECISION_VERBS)
         .select_related("memory")
         .order_by("-created_at", "-id")
     )
 
 
 def decision_get(*, workspace: Workspace, event_id: int) -> Event:
-    event = Event.objects.filter(workspace=workspace, pk=event_id, automatic=True).first()
+    event = Event.objects.filter(workspace=workspace, pk=event_id, automatic=True, verb__in=DECISION_VERBS).first()
     if event is None:
         raise NotFound("no automatic decision with this id in the workspace")
     return event
@@ -78,24 +70,32 @@ def decision_rows(*, workspace: Workspace, events: list[Event]) -> list[Decision
             match = _CONFIRMS.match(confirm.reason)
             if match:
                 confirms.setdefault(int(match.group(1)), confirm)
-    memory_ids = {change["pk"] for e in events for change in e.changes if change.get("model") == "memories.memory"}
+    memory_ids = {memory_id for e in events for memory_id in _touched_ids(e)}
     memories = {
         str(m.pk): m for m in Memory.objects.filter(pk__in=memory_ids).only("id", "text", "reliability", "status")
     }
     rows = []
     for event in events:
         touched = []
-        for change in event.changes:
-            if change.get("model") == "memories.memory":
-                found = memories.get(str(change["pk"]))
-                if found is not None and found not in touched:
-                    touched.append(found)
-        rows.append(
-            DecisionRow(
-                event, LABELS.get(event.verb, event.verb), touched, reverts.get(event.pk), confirms.get(event.pk)
-            )
-        )
+        for memory_id in _touched_ids(event):
+            found = memories.get(memory_id)
+            if found is not None and found not in touched:
+                touched.append(found)
+        rows.append(DecisionRow(event, event_label(event.verb), touched, reverts.get(event.pk), confirms.get(event.pk)))
     return rows
+
+
+def _touched_ids(event: Event) -> list[str]:
+    """The facts an event changed, then the facts its new links point from (a supersede's newer fact)."""
+    changed = [str(c["pk"]) for c in event.changes if c.get("model") == "memories.memory"]
+    linked = [
+        str(c["after"][end])
+        for c in event.changes
+        if c.get("model") == "memories.link" and c.get("op") == "create"
+        for end in ("src_id", "dst_id")
+        if c.get("after", {}).get(end)
+    ]
+    return changed + linked
 
 
 def decision_revert(*, event: Event, actor: Actor, reason: str = "") -> Event:

@@ -139,7 +139,7 @@ def _apply_supersede_mode(memory: Memory, findings: list[Finding], actor: Actor)
     record_event(
         workspace=memory.workspace,
         actor=actor,
-        verb=f"memory.commit_{action}",
+        verb="memory.commit_merged" if action == "merged" else "memory.commit_superseded",
         memory=memory,
         changes=tracker.changes,
         reason="on_conflict=supersede",

@@ -1,4 +1,11 @@
-"""The memory browser: search and filters, a memory's story, admin actions, supersede chains."""
+"""The memory browser: search and filters, a memory's story, admin actions, supersede chains.
+
+Searches a person reads keep only hits above the relevance floor
+(``recall/relevance.py``), so a search that matches nothing says so. The
+destructive actions (forget, supersede, unlink) take two steps: the first
+button opens what will happen and the second does it; supersede picks the
+replacing fact through a search box instead of a pasted id.
+"""
 
 from __future__ import annotations
 
@@ -16,11 +23,13 @@ from conflicts.models import ConflictCard
 from dashboard.charts import Edge, Node, link_graph
 from memories import browse
 from memories.audit import Actor
-from memories.models import Kind, Reliability
+from memories.event_kinds import event_label
+from memories.models import Kind, Memory, Reliability
 from memories.selectors import MemoryFilters, memory_chain, memory_get, memory_list
-from memories.services import memory_forget, memory_restore, memory_supersede
+from memories.services import MANAGED_RELS, link_delete, memory_forget, memory_restore, memory_supersede
 from memoryhub.errors import DomainError
 from recall.hybrid import RecallQuery, recall
+from recall.relevance import relevant_hits
 from workspaces.access import membership_for, not_found_as_404
 from workspaces.models import Role
 
@@ -48,7 +57,8 @@ def browser_view(request: HttpRequest, slug: str) -> HttpResponse:
             min_confidence=0.0,
             touch=False,
         )
-        hits = [h for h in recall(workspace=workspace, query=query) if h.memory.status in statuses]
+        found = relevant_hits(recall(workspace=workspace, query=query))
+        hits = [h for h in found if h.memory.status in statuses]
         if params["reliability"]:
             hits = [h for h in hits if h.memory.reliability == params["reliability"]]
     else:
@@ -87,6 +97,7 @@ def memory_view(request: HttpRequest, slug: str, memory_id: uuid.UUID) -> HttpRe
     workspace = membership.workspace
     memory = memory_get(workspace=workspace, memory_id=memory_id)
     links = browse.memory_links(memory=memory)
+    replace_query = request.GET.get("replace_q", "").strip()[:200]
     graph = link_graph(
         Node(memory.text, "", memory.reliability),
         [
@@ -110,7 +121,10 @@ def memory_view(request: HttpRequest, slug: str, memory_id: uuid.UUID) -> HttpRe
         "chain": memory_chain(memory=memory),
         "links": links,
         "graph": graph if links else None,
-        "events": browse.memory_events(memory=memory),
+        "events": [(event, event_label(event.verb)) for event in browse.memory_events(memory=memory)],
+        "managed_rels": MANAGED_RELS,
+        "replace_query": replace_query,
+        "candidates": _replacements(memory, replace_query) if replace_query else None,
         "cards": list(ConflictCard.objects.filter(card_facts__memory=memory).order_by("-created_at")[:10]),
         "is_admin": membership.allows(Role.ADMIN),
     }
@@ -132,12 +146,56 @@ def memory_action_view(request: HttpRequest, slug: str, memory_id: uuid.UUID, ac
         elif action == "forget":
             done = memory_forget(memory=memory, actor=actor, reason=reason)
             messages.success(request, "Forgotten (restore brings it back)." if done else "Already forgotten.")
+        elif not request.POST.get("by", "").strip():
+            messages.error(request, "Choose the fact that replaces it.")
         else:
             by = memory_get(workspace=workspace, memory_id=_uuid_or_nil(request.POST.get("by", "")), field="by")
             done = memory_supersede(
                 old=memory, new=by, actor=actor, reason=reason, annotation=f"used to: {memory.text}"
             )
             messages.success(request, "Superseded." if done else "Already superseded by that memory.")
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    return redirect("browser:memory", slug=slug, memory_id=memory_id)
+
+
+@require_GET
+@login_required
+@not_found_as_404
+def replacements_view(request: HttpRequest, slug: str, memory_id: uuid.UUID) -> HttpResponse:
+    """The typeahead behind "Supersede…": live facts matching the search box, to pick the replacing one."""
+    membership = membership_for(request, slug, Role.ADMIN)
+    memory = memory_get(workspace=membership.workspace, memory_id=memory_id)
+    query = request.GET.get("replace_q", "").strip()[:200]
+    context = {
+        "workspace": membership.workspace,
+        "memory": memory,
+        "replace_query": query,
+        "candidates": _replacements(memory, query) if query else None,
+    }
+    return render(request, "memories/_replacements.html", context)
+
+
+def _replacements(memory: Memory, query: str, limit: int = 8) -> list[Memory]:
+    """Live facts that could replace ``memory``: relevant to ``query``, not itself, not one it already replaced."""
+    hits = relevant_hits(
+        recall(
+            workspace=memory.workspace,
+            query=RecallQuery(query=query, k=limit + 4, min_confidence=0.0, touch=False, diversity=False),
+        )
+    )
+    return [h.memory for h in hits if h.memory.pk != memory.pk and h.memory.superseded_by_id is None][:limit]
+
+
+@require_POST
+@login_required
+def unlink_view(request: HttpRequest, slug: str, memory_id: uuid.UUID, link_id: int) -> HttpResponse:
+    membership = membership_for(request, slug, Role.ADMIN)
+    actor = Actor.for_user(request.user)  # type: ignore[arg-type]
+    try:
+        link = browse.memory_link_get(workspace=membership.workspace, memory_id=memory_id, link_id=link_id)
+        link_delete(link=link, actor=actor)
+        messages.success(request, f"Unlinked ({link.rel.replace('_', ' ')}).")
     except DomainError as exc:
         messages.error(request, exc.message)
     return redirect("browser:memory", slug=slug, memory_id=memory_id)

@@ -28,9 +28,10 @@ def _tag(template: str, *args: object) -> str:
     return template.format(*(a if isinstance(a, int | float) else escape(str(a)) for a in args))
 
 
-def _svg(body: Sequence[str], label: str, width: int = WIDTH, height: int = HEIGHT) -> SafeString:
+def _svg(body: Sequence[str], label: str, width: int = WIDTH, height: int = HEIGHT, role: str = "img") -> SafeString:
+    # A picture with links inside is a group of links, not an image: an image's content is not interactive.
     return mark_safe(  # noqa: S308 - every piece is built with _tag, which escapes text
-        f'<svg class="chart" viewBox="0 0 {width} {height}" role="img" aria-label="{escape(label)}">'
+        f'<svg class="chart" viewBox="0 0 {width} {height}" role="{role}" aria-label="{escape(label)}">'
         + "".join(body)
         + "</svg>"
     )
@@ -140,63 +141,124 @@ class Edge:
     outgoing: bool
 
 
+# Node labels: two lines of at most this many characters, about 6 px each at 11 px.
+LABEL_CHARS = 26
+CHAR_WIDTH = 6.2
+
+
+@dataclass
+class _Neighbour:
+    node: Node
+    rels: list[str]
+    outgoing: bool = False
+    incoming: bool = False
+
+
 def link_graph(center: Node, edges: Sequence[Edge], *, label: str) -> SafeString:
-    """A star: the memory in the middle, each linked memory around it, arrows labelled with the relation."""
-    shown = edges[:12]
+    """A star: the memory in the middle, each linked memory once around it, arrows labelled with the relations.
+
+    Two links to the same memory (``supersedes`` one way, ``temporal_evolution``
+    the other) draw one node with both relations on one line, arrowheads at
+    the ends the links point to. Labels wrap onto two lines and are kept
+    inside the picture.
+    """
+    neighbours: dict[str, _Neighbour] = {}
+    for edge in edges:
+        found = neighbours.setdefault(edge.node.href or edge.node.label, _Neighbour(edge.node, []))
+        if edge.rel not in found.rels:
+            found.rels.append(edge.rel)
+        found.outgoing |= edge.outgoing
+        found.incoming |= not edge.outgoing
+    shown = list(neighbours.values())[:12]
     # Two or fewer neighbours sit left and right of the memory; more go round it.
-    width, height, radius = (640, 120, 115) if len(shown) <= 2 else (640, 300, 115)
-    cx, cy = width / 2, height / 2 - 8
+    width, height, radius = (640, 130, 115) if len(shown) <= 2 else (640, 320, 118)
+    cx, cy = width / 2, height / 2 - 10
     parts = [
         '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" '
         'orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" class="arrowhead"/></marker></defs>'
     ]
-    for i, edge in enumerate(shown):
+    for i, neighbour in enumerate(shown):
         angle = math.pi * i if len(shown) <= 2 else 2 * math.pi * i / len(shown) - math.pi / 2
-        x, y = cx + 2.1 * radius * math.cos(angle), cy + radius * math.sin(angle)
-        x1, y1, x2, y2 = (cx, cy, x, y) if edge.outgoing else (x, y, cx, cy)
-        # Stop short of the target's label so the arrowhead stays visible.
-        dx, dy = x2 - x1, y2 - y1
+        x, y = cx + 1.9 * radius * math.cos(angle), cy + radius * math.sin(angle)
+        # Stop short of both ends so the arrowheads stay visible beside the circles.
+        dx, dy = x - cx, y - cy
         length = math.hypot(dx, dy) or 1.0
-        x2, y2 = x2 - dx / length * 22, y2 - dy / length * 14
+        x1, y1 = cx + dx / length * 14, cy + dy / length * 14
+        x2, y2 = x - dx / length * 11, y - dy / length * 11
+        start = ' marker-start="url(#arrow)"' if neighbour.incoming else ""
+        end = ' marker-end="url(#arrow)"' if neighbour.outgoing else ""
         parts.append(
             _tag(
-                '<line class="edge {}" x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}" marker-end="url(#arrow)"/>',
-                edge.rel,
+                '<line class="edge {}" x1="{:.1f}" y1="{:.1f}" x2="{:.1f}" y2="{:.1f}"',
+                " ".join(neighbour.rels),
                 x1,
                 y1,
                 x2,
                 y2,
             )
-        )
-        parts.append(
-            _tag('<text class="rel" x="{:.1f}" y="{:.1f}">{}</text>', (cx + x) / 2, (cy + y) / 2 - 4, edge.rel)
+            + start
+            + end
+            + "/>"
         )
         parts.append(
             _tag(
-                '<a href="{}"><circle class="node {}" cx="{:.1f}" cy="{:.1f}" r="7"/>'
-                '<text class="node-label" x="{:.1f}" y="{:.1f}">{}</text></a>',
-                edge.node.href,
-                edge.node.css,
-                x,
-                y,
-                x,
-                y + 20,
-                _short(edge.node.label),
+                '<text class="rel" x="{:.1f}" y="{:.1f}">{}</text>',
+                (cx + x) / 2,
+                (cy + y) / 2 - 5,
+                " · ".join(rel.replace("_", " ") for rel in neighbour.rels),
             )
         )
-    parts.append(
-        _tag(
-            '<circle class="node center {}" cx="{}" cy="{}" r="10"/>'
-            '<text class="node-label center" x="{}" y="{}">{}</text>',
-            center.css,
-            cx,
-            cy,
-            cx,
-            cy + 26,
-            _short(center.label),
+        parts.append(
+            _tag(
+                '<a href="{}"><circle class="node {}" cx="{:.1f}" cy="{:.1f}" r="7"/>',
+                neighbour.node.href,
+                neighbour.node.css,
+                x,
+                y,
+            )
+            + _label(neighbour.node.label, x, y + 20, width, "node-label")
+            + "</a>"
         )
+    parts.append(
+        _tag('<circle class="node center {}" cx="{}" cy="{}" r="10"/>', center.css, cx, cy)
+        + _label(center.label, cx, cy + 26, width, "node-label center")
     )
-    return _svg(parts, label, width, height)
+    return _svg(parts, label, width, height, role="group")
+
+
+def _label(text: str, x: float, y: float, width: int, css: str) -> str:
+    """``text`` on up to two centred lines, moved sideways so that no line runs off the picture."""
+    lines = _wrap(text)
+    half = max(len(line) for line in lines) * CHAR_WIDTH / 2
+    x = min(max(x, half + 2), width - half - 2)
+    spans = "".join(
+        _tag('<tspan x="{:.1f}" dy="{}">{}</tspan>', x, 0 if i == 0 else 13, line) for i, line in enumerate(lines)
+    )
+    return (
+        _tag('<text class="{}" x="{:.1f}" y="{:.1f}">', css, x, y)
+        + spans
+        + "<title>"
+        + str(escape(text))
+        + "</title></text>"
+    )
+
+
+def _wrap(text: str, limit: int = LABEL_CHARS) -> list[str]:
+    """Word-wrap ``text`` at ``limit`` characters; a third line and beyond fold into an ellipsis."""
+    lines: list[str] = []
+    current = ""
+    for word in text.split():
+        candidate = f"{current} {word}".strip()
+        if len(candidate) <= limit or not current:
+            current = candidate
+        else:
+            lines.append(current)
+            current = word
+    if current:
+        lines.append(current)
+    if len(lines) > 2:
+        lines = [lines[0], _short(f"{lines[1]} {lines[2]}", limit)]
+    return [_short(line, limit) for line in lines] or [""]
 
 
 def _short(text: str, limit: int = 34) -> str:

@@ -19,13 +19,14 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import HttpResponseClientRedirect, push_url
 
 from conflicts import decisions as decision_queue
-from conflicts import inbox, insights
+from conflicts import history, inbox, insights
 from conflicts.feedback import CardAlreadyAnswered, card_answer, card_answer_undo
 from conflicts.models import ConflictCard, Tolerance
 from conflicts.selectors import detective_runs_recent
 from conflicts.tolerance import tolerance_set
 from dashboard.charts import Series, bar_chart, line_chart
 from memories.audit import Actor
+from memories.event_kinds import event_label
 from memories.models import Event
 from memories.selectors import pipeline_backlog
 from memoryhub.errors import DomainError
@@ -208,6 +209,26 @@ def decisions_view(request: HttpRequest, slug: str) -> HttpResponse:
     return render(request, "conflicts/decisions.html", context)
 
 
+@require_GET
+@login_required
+def history_view(request: HttpRequest, slug: str) -> HttpResponse:
+    """Answers to cards and what people changed, with each one's effects on facts and tolerance."""
+    membership = membership_for(request, slug)
+    workspace = membership.workspace
+    answers_only = request.GET.get("show") == "answers"
+    events = history.history_list(workspace=workspace, answers_only=answers_only)
+    page = Paginator(events, 25).get_page(request.GET.get("page"))
+    context = {
+        "membership": membership,
+        "workspace": workspace,
+        "page": page,
+        "rows": history.history_rows(workspace=workspace, events=list(page.object_list)),
+        "answers_only": answers_only,
+        "query_string": "show=answers" if answers_only else "",
+    }
+    return render(request, "conflicts/history.html", context)
+
+
 @require_POST
 @login_required
 def decision_action_view(request: HttpRequest, slug: str, event_id: int, action: str) -> HttpResponse:
@@ -219,14 +240,14 @@ def decision_action_view(request: HttpRequest, slug: str, event_id: int, action:
         event = decision_queue.decision_get(workspace=workspace, event_id=event_id)
         if action == "revert":
             decision_queue.decision_revert(event=event, actor=actor, reason=reason)
-            message = f"Reverted: {event.verb} #{event.pk}."
+            message = f"Reverted: {event_label(event.verb).lower()} (#{event.pk})."
         else:
             decision_queue.decision_confirm(event=event, actor=actor, note=reason)
-            message = f"Confirmed: {event.verb} #{event.pk}."
+            message = f"Confirmed: {event_label(event.verb).lower()} (#{event.pk})."
     except DomainError as exc:
         error = exc.message
         if _htmx(request):
-            row = f'<tr id="decision-{event_id}"><td colspan="5" class="error" role="alert">{_escape(error)}</td></tr>'
+            row = f'<tr id="decision-{event_id}"><td colspan="4" class="error" role="alert">{_escape(error)}</td></tr>'
             return HttpResponse(row)
         messages.error(request, error)
         return redirect("review:decisions", slug=slug)

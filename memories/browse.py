@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from django.db.models import Q
 
 from memories.models import Event, Link, Memory, Status
+from memories.selectors import chain_order
+from memoryhub.errors import NotFound
 from workspaces.models import Workspace
 
 # What the browser's status filter offers, and the statuses each choice means.
@@ -37,6 +39,19 @@ def memory_links(*, memory: Memory, limit: int = 50) -> list[LinkRow]:
     return [
         LinkRow(link, link.dst if link.src_id == memory.pk else link.src, link.src_id == memory.pk) for link in links
     ]
+
+
+def memory_link_get(*, workspace: Workspace, memory_id: uuid.UUID, link_id: int) -> Link:
+    """A link touching the memory, in the workspace (404 otherwise)."""
+    link = (
+        Link.objects.filter(workspace=workspace, pk=link_id)
+        .filter(Q(src_id=memory_id) | Q(dst_id=memory_id))
+        .select_related("workspace", "src")
+        .first()
+    )
+    if link is None:
+        raise NotFound("no link with this id on this memory", field="link")
+    return link
 
 
 def memory_events(*, memory: Memory, limit: int = 50) -> list[Event]:
@@ -92,6 +107,6 @@ def supersede_chains(*, workspace: Workspace, limit: int = 500) -> list[Chain]:
             members.append(current)
             frontier.extend(predecessors.get(current.pk, []))
         if len(members) > 1:
-            chains.append(Chain(sorted(members, key=lambda m: (m.superseded_at is None, m.valid_from))))
+            chains.append(Chain(sorted(members, key=chain_order)))
     chains.sort(key=lambda c: max(m.superseded_at for m in c.memories if m.superseded_at), reverse=True)
     return chains

@@ -92,22 +92,42 @@ def memory_list(*, workspace: Workspace, filters: MemoryFilters) -> QuerySet[Mem
     return qs.order_by("-recorded_at", "-id")
 
 
+# A chain is read whole up to this many facts; longer ones (none seen in practice) are cut, oldest first.
+CHAIN_LIMIT = 200
+
+
+def chain_order(memory: Memory) -> tuple[bool, dt.datetime]:
+    """How a chain's facts are listed here and on the Chains page: replaced ones by when they became true, head last."""
+    return (memory.superseded_at is None, memory.valid_from)
+
+
 def memory_chain(*, memory: Memory) -> list[Memory]:
-    """The whole supersede chain through ``memory``, oldest first, head last."""
-    chain: list[Memory] = [memory]
+    """The whole supersede chain through ``memory``, oldest first, head last.
+
+    A chain can branch backwards: two facts replaced by the same newer one
+    (a merge of two stories) both belong to it. So this walks forward to the
+    head, then takes every fact that leads to the head, level by level, the
+    way the Chains page groups them; following one predecessor per step used
+    to drop the others.
+    """
+    head = memory
     seen = {memory.pk}
-    # Walk back: the predecessor is whichever memory points at the earliest one.
-    while True:
-        previous = Memory.objects.filter(superseded_by=chain[0]).exclude(pk__in=seen).order_by("superseded_at").last()
-        if previous is None:
-            break
-        chain.insert(0, previous)
-        seen.add(previous.pk)
-    while chain[-1].superseded_by_id is not None and chain[-1].superseded_by_id not in seen:
-        successor = Memory.objects.get(pk=chain[-1].superseded_by_id)
-        chain.append(successor)
-        seen.add(successor.pk)
-    return chain
+    while head.superseded_by_id is not None and head.superseded_by_id not in seen:
+        head = Memory.objects.defer("embedding").get(pk=head.superseded_by_id)
+        seen.add(head.pk)
+    members: dict[uuid.UUID, Memory] = {head.pk: head}
+    frontier = [head.pk]
+    while frontier and len(members) < CHAIN_LIMIT:
+        level = list(
+            Memory.objects.filter(superseded_by__in=frontier)
+            .exclude(pk__in=list(members))
+            .defer("embedding")
+            .order_by("superseded_at")[: CHAIN_LIMIT - len(members)]
+        )
+        members.update((m.pk, m) for m in level)
+        frontier = [m.pk for m in level]
+    members.setdefault(memory.pk, memory)
+    return sorted(members.values(), key=chain_order)
 
 
 def memory_chain_head(*, memory: Memory) -> Memory:

@@ -51,7 +51,8 @@ def test_the_memory_page_shows_the_chain_links_and_events(workspace: Workspace) 
     assert 'class="timeline"' in html
     assert html.index("Deploys run on Jenkins") < html.index("We moved deploys to GitHub Actions")
     assert "temporal_evolution" in html
-    assert "conflict.temporal_supersede" in html
+    assert "Superseded an older fact by a newer one" in html  # the label, not the raw verb
+    assert "conflict.temporal_supersede" not in html
     assert "Restore" not in html  # viewers get no admin actions
 
 
