@@ -92,7 +92,7 @@ def create_memory(request: HttpRequest, payload: MemoryIn) -> Status[dict[str, o
             )
         if result.memory is None:
             detail = f"not stored: the fact clashes with {len(conflicts)} existing memories (on_conflict=raise)"
-            return Status(409, {"detail": detail, "conflicts": conflicts})
+            return Status(409, {"detail": detail, "code": "conflict", "conflicts": conflicts})
         memory = result.memory
         body = {"action": result.action, "conflicts": conflicts, "checked": result.checked}
     return Status(201, {"id": memory.id, "status": memory.status, "memory": memory, **body})
@@ -117,9 +117,11 @@ def _conflict_out(finding: Finding) -> dict[str, object]:
     description=(
         "Up to 1,000 facts in one request and one transaction; each item is validated on its own and gets its "
         "result: `stored`, `merged` (the same text is already a live fact in that scope: it is reinforced "
-        "instead) or `rejected` with the reasons. Embedding and detection run in the background, in batches."
+        "instead) or `rejected` with the reasons. Embedding and detection run in the background, in batches. "
+        "Send `Idempotency-Key` to retry safely."
     ),
 )
+@idempotent
 def create_memories_batch(request: HttpRequest, payload: BatchIn) -> dict[str, object]:
     key = _key(request)
     valid: list[tuple[int, services.MemoryInput]] = []
