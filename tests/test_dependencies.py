@@ -20,7 +20,17 @@ from packaging.requirements import Requirement
 
 from tests.test_layers import ROOT
 
-RUNTIME_PACKAGES = ["memoryhub", "workspaces", "memories", "conflicts", "recall", "api", "dashboard", "portability"]
+RUNTIME_PACKAGES = [
+    "memoryhub",
+    "workspaces",
+    "memories",
+    "conflicts",
+    "recall",
+    "webhooks",
+    "api",
+    "dashboard",
+    "portability",
+]
 
 
 def _normal(name: str) -> str:
