@@ -13,14 +13,22 @@ import functools
 from typing import Any
 
 from celery import shared_task
-from django.db import transaction
+from django.db import OperationalError, transaction
 
 from conflicts.hooks import CardAnswered, CardOpened, DecisionMade, JobFailed
 from webhooks.models import EventType
 from webhooks.services import deliveries_create, delivery_attempt
 
 
-@shared_task(acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+# A database that stops answering mid-attempt: the task runs again until the claim's lease lets it re-take the attempt.
+@shared_task(
+    acks_late=True,
+    reject_on_worker_lost=True,
+    ignore_result=True,
+    autoretry_for=(OperationalError,),
+    retry_backoff=10,
+    max_retries=6,
+)
 def deliver(delivery_id: str, number: int = 1) -> bool:
     """Attempt ``number`` of a delivery; on failure queue the next attempt after the backoff."""
     outcome = delivery_attempt(delivery_id=delivery_id, number=number)
