@@ -18,8 +18,10 @@ $(RUNTIME): pyproject.toml requirements.lock | $(VENV)/bin/python
 	$(BIN)/python -m pip install --quiet -c requirements.lock -e .
 	touch $(RUNTIME)
 
-$(DEV): pyproject.toml requirements.lock | $(VENV)/bin/python
+$(DEV): pyproject.toml requirements.lock clients/python/pyproject.toml | $(VENV)/bin/python
 	$(BIN)/python -m pip install --quiet -c requirements.lock -e ".[dev]"
+	# The Python client (clients/python), for its tests and bench/client_batch.py; the product never imports it.
+	$(BIN)/python -m pip install --quiet -c requirements.lock -e ./clients/python
 	touch $(RUNTIME) $(DEV)
 
 install: $(RUNTIME)

@@ -79,7 +79,12 @@ def create_memory(request: HttpRequest, payload: MemoryIn) -> Status[dict[str, o
     )
     if result.action == "rejected":
         return Status(
-            409, {"detail": result.refusal(), "conflicts": [adapters.finding_out(f) for f in result.findings]}
+            409,
+            {
+                "detail": result.refusal(),
+                "code": "conflict",
+                "conflicts": [adapters.finding_out(f) for f in result.findings],
+            },
         )
     return Status(201, adapters.commit_out(result))
 
@@ -91,9 +96,11 @@ def create_memory(request: HttpRequest, payload: MemoryIn) -> Status[dict[str, o
     description=(
         "Up to 1,000 facts in one request and one transaction; each item is validated on its own and gets its "
         "result: `stored`, `merged` (the same text is already a live fact in that scope: it is reinforced "
-        "instead) or `rejected` with the reasons. Embedding and detection run in the background, in batches."
+        "instead) or `rejected` with the reasons. Embedding and detection run in the background, in batches. "
+        "Send `Idempotency-Key` to retry safely."
     ),
 )
+@idempotent
 def create_memories_batch(request: HttpRequest, payload: BatchIn) -> dict[str, object]:
     key = _key(request)
     valid: list[tuple[int, services.MemoryInput]] = []

@@ -188,6 +188,7 @@ class ErrorOut(Schema):
 
 class CommitRejectedOut(Schema):
     detail: str
+    code: Literal["conflict"] = "conflict"
     conflicts: list[ConflictOut]
 
 

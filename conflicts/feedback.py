@@ -32,6 +32,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from conflicts import hooks
 from conflicts.models import (
     SEVERITY_RANK,
     Answer,
@@ -144,6 +145,13 @@ def _answer(
             changes=tracker.changes,
             reason=f"{choice} on card {card.pk}" + (f": {note}" if note else ""),
         )
+        if choice != AnswerChoice.SKIP:
+            hooks.announce_on_commit(
+                hooks.card_answered,
+                hooks.CardAnswered(
+                    workspace_id=card.workspace_id, card_id=card.pk, answer_id=answer.pk, event_id=event.pk
+                ),
+            )
     return AnswerResult(card=card, answer=answer, event=event)
 
 

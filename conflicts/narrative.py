@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from conflicts import forgetting
+from conflicts import forgetting, hooks
 from conflicts.detection import detective_llm, detective_offline
 from conflicts.models import (
     AnswerChoice,
@@ -71,6 +71,11 @@ def detective_run(*, run_id: int, mode: str | None = None, whole_story: bool = F
     run.seconds = round(time.monotonic() - started, 3)
     run.finished_at = timezone.now()
     run.save()
+    if run.state == RunState.FAILED:
+        hooks.announce_on_commit(
+            hooks.job_failed,
+            hooks.JobFailed(workspace_id=run.workspace_id, job="detective", subject=f"run {run.pk}", error=run.error),
+        )
     return run
 
 

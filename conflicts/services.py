@@ -15,6 +15,7 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from conflicts import hooks
 from conflicts.detection.verdict import Relation, Verdict
 from conflicts.models import (
     CardFact,
@@ -37,7 +38,7 @@ from conflicts.tolerance import (
 )
 from memories.audit import Actor, Tracker, record_event
 from memories.hooks import FactReinforced
-from memories.models import LIVE_STATUSES, Memory, Reliability, Source, Status
+from memories.models import LIVE_STATUSES, Event, Memory, Reliability, Source, Status
 from memories.services import apply_link, apply_reinforce, apply_supersede
 
 UNCERTAINTY_FIELDS = [
@@ -134,14 +135,16 @@ def _merge_duplicate(older: Memory, newer: Memory, verdict: Verdict, actor: Acto
     apply_link(tracker, src=newer, dst=older, rel="merged_into", actor=actor)
     apply_reinforce(tracker, older)
     older.save()
-    record_event(
-        workspace=older.workspace,
-        actor=actor,
-        verb="conflict.merge_duplicate",
-        memory=newer,
-        changes=tracker.changes,
-        automatic=True,
-        reason=_reason("duplicate", verdict),
+    _announce_decision(
+        record_event(
+            workspace=older.workspace,
+            actor=actor,
+            verb="conflict.merge_duplicate",
+            memory=newer,
+            changes=tracker.changes,
+            automatic=True,
+            reason=_reason("duplicate", verdict),
+        )
     )
     return Resolution("merged")
 
@@ -183,14 +186,16 @@ def _temporal_change(
         strategy=ResolutionStrategy.TEMPORAL_SUPERSEDE,
         detail=f"{winner.text!r} replaced {loser.text!r} over time",
     )
-    record_event(
-        workspace=older.workspace,
-        actor=actor,
-        verb="conflict.temporal_supersede",
-        memory=loser,
-        changes=tracker.changes,
-        automatic=True,
-        reason=_reason("temporal change", verdict),
+    _announce_decision(
+        record_event(
+            workspace=older.workspace,
+            actor=actor,
+            verb="conflict.temporal_supersede",
+            memory=loser,
+            changes=tracker.changes,
+            automatic=True,
+            reason=_reason("temporal change", verdict),
+        )
     )
     return Resolution("superseded", uncertainty=uncertainty)
 
@@ -220,14 +225,16 @@ def _contradiction(
                 f"{strong.source} fact at {strong.confidence:.2f} outweighs {weak.source} fact at {weak.confidence:.2f}"
             ),
         )
-        record_event(
-            workspace=older.workspace,
-            actor=actor,
-            verb="conflict.confidence_dominance",
-            memory=weak,
-            changes=tracker.changes,
-            automatic=True,
-            reason=_reason("contradiction", verdict),
+        _announce_decision(
+            record_event(
+                workspace=older.workspace,
+                actor=actor,
+                verb="conflict.confidence_dominance",
+                memory=weak,
+                changes=tracker.changes,
+                automatic=True,
+                reason=_reason("contradiction", verdict),
+            )
         )
         return Resolution("dominance", uncertainty=uncertainty)
     if verdict.probability < surface_threshold(tolerance_value(older.workspace)):
@@ -402,7 +409,16 @@ def card_create(
     for position, memory in enumerate(memories):
         fact = CardFact.objects.create(card=card, memory=memory, position=position)
         tracker.created(fact, ["card", "memory", "position"])
+    hooks.announce_on_commit(hooks.card_opened, hooks.CardOpened(workspace_id=workspace_id, card_id=card.pk))
     return card
+
+
+def _announce_decision(event: Event) -> Event:
+    """Tell the apps above (webhooks) once the automatic decision has committed."""
+    hooks.announce_on_commit(
+        hooks.decision_made, hooks.DecisionMade(workspace_id=event.workspace_id, event_id=event.pk)
+    )
+    return event
 
 
 def card_holding(memories: list[Memory]) -> ConflictCard | None:
@@ -493,14 +509,16 @@ def uncertainties_resolve_by_evidence(*, memory: Memory, actor: Actor) -> int:
                 resolved_at=timezone.now(),
             )
             record.save()
-            record_event(
-                workspace=memory.workspace,
-                actor=actor,
-                verb="conflict.evidence_resolve",
-                memory=winner,
-                changes=tracker.changes,
-                automatic=True,
-                reason="reinforcement settled the dispute",
+            _announce_decision(
+                record_event(
+                    workspace=memory.workspace,
+                    actor=actor,
+                    verb="conflict.evidence_resolve",
+                    memory=winner,
+                    changes=tracker.changes,
+                    automatic=True,
+                    reason="reinforcement settled the dispute",
+                )
             )
         resolved += 1
     return resolved

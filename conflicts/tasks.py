@@ -16,6 +16,7 @@ from django.conf import settings
 from django.db import IntegrityError, OperationalError, transaction
 from django.utils import timezone
 
+from conflicts import hooks
 from conflicts.detection.pipeline import CheckFailed, check_next_waiting
 from conflicts.models import DetectiveRun, RunState
 from conflicts.narrative import detective_run
@@ -68,6 +69,7 @@ def detect_pending() -> int:
             except CheckFailed as exc:
                 logger.exception("checking %s failed; it stays waiting", exc.memory_id)
                 failed.add(exc.memory_id)
+                _announce_check_failed(exc)
                 continue
             if memory is None:
                 if not failed:
@@ -88,6 +90,18 @@ def detect_pending() -> int:
     if failed:
         raise DetectionFailed(f"{len(failed)} facts could not be checked: {sorted(map(str, failed))[:5]}")
     return checked
+
+
+def _announce_check_failed(failure: CheckFailed) -> None:
+    workspace_id = Memory.objects.filter(pk=failure.memory_id).values_list("workspace_id", flat=True).first()
+    if workspace_id is None:
+        return
+    cause = failure.__cause__
+    error = f"{type(cause).__name__}: {cause}" if cause else str(failure)
+    hooks.announce_on_commit(
+        hooks.job_failed,
+        hooks.JobFailed(workspace_id=workspace_id, job="detection", subject=str(failure.memory_id), error=error[:2000]),
+    )
 
 
 @shared_task(acks_late=True)

@@ -30,6 +30,8 @@ SECTIONS = {
     "dashboard:invite": "members",
     "dashboard:keys": "keys",
     "dashboard:key_revoke": "keys",
+    "dashboard:webhooks": "keys",
+    "dashboard:webhook_delete": "keys",
 }
 
 

@@ -1,6 +1,6 @@
 """The dashboard's URLs in three namespaces.
 
-``dashboard`` (workspaces, members, keys), ``review`` (inbox, decisions, insights)
+``dashboard`` (workspaces, members, keys, webhooks), ``review`` (inbox, decisions, insights)
 and ``browser`` (memories, chains).
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from dashboard import browser, review, workspaces
+from dashboard import browser, review, webhooks, workspaces
 
 workspace_patterns = (
     [
@@ -21,6 +21,8 @@ workspace_patterns = (
         path("invite/<str:token>/", workspaces.invitation, name="invitation"),
         path("w/<slug:slug>/keys/", workspaces.keys, name="keys"),
         path("w/<slug:slug>/keys/<int:key_id>/revoke/", workspaces.key_revoke, name="key_revoke"),
+        path("w/<slug:slug>/webhooks/", webhooks.webhooks_view, name="webhooks"),
+        path("w/<slug:slug>/webhooks/<int:hook_id>/delete/", webhooks.webhook_delete_view, name="webhook_delete"),
     ],
     "dashboard",
 )

@@ -143,3 +143,33 @@ def record_event(
         automatic=automatic,
         undoes=undoes,
     )
+
+
+def record_events(
+    *,
+    workspace: Workspace,
+    actor: Actor,
+    verb: str,
+    entries: list[tuple[Memory, list[RowChange]]],
+    reason: str = "",
+) -> list[Event]:
+    """Append one Event per ``(memory, changes)`` in one INSERT (a batch commit's ``memory.create`` rows).
+
+    The same rows ``record_event`` writes, in the same order; one statement instead of one per fact.
+    """
+    return Event.objects.bulk_create(
+        [
+            Event(
+                workspace=workspace,
+                actor_type=actor.type,
+                actor=actor.name,
+                agent_key=actor.agent_key,
+                user=actor.user,
+                verb=verb,
+                memory=memory,
+                changes=[change.as_json() for change in changes],
+                reason=reason,
+            )
+            for memory, changes in entries
+        ]
+    )

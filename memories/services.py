@@ -16,7 +16,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from memories import embeddings, hooks
-from memories.audit import Actor, RowChange, Tracker, record_event, snapshot
+from memories.audit import Actor, RowChange, Tracker, record_event, record_events, snapshot
 from memories.models import (
     INITIAL_CONFIDENCE,
     LIVE_STATUSES,
@@ -173,10 +173,12 @@ def memories_create_batch(
             stored.append(memory)
             results.append(BatchItem(index, memory, "stored"))
         Memory.objects.bulk_create(stored)
+        entries = []
         for memory in stored:
             tracker = Tracker()
             tracker.created(memory, CREATED_FIELDS)
-            record_event(workspace=workspace, actor=actor, verb="memory.create", memory=memory, changes=tracker.changes)
+            entries.append((memory, tracker.changes))
+        record_events(workspace=workspace, actor=actor, verb="memory.create", entries=entries)
         stored_ids = [m.pk for m in stored]
         fresh = set(stored_ids)
         for memory in reinforced.values():

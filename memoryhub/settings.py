@@ -82,6 +82,7 @@ INSTALLED_APPS = [
     "workspaces",
     "memories",
     "conflicts",
+    "webhooks",
     "portability",
     # The MCP server (interface layer): listed for its management command, `manage.py mcp`.
     "mcp_server",
@@ -185,6 +186,8 @@ CELERY_TASK_DEFAULT_QUEUE = "background"
 CELERY_TASK_ROUTES = {
     "memories.tasks.embed_pending": {"queue": "fresh"},
     "conflicts.tasks.detect_pending": {"queue": "fresh"},
+    # A person waits to hear about a card: deliveries do not queue behind re-embedding or sweeps.
+    "webhooks.tasks.deliver": {"queue": "fresh"},
 }
 CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
@@ -292,6 +295,13 @@ MEMORYHUB_DETECTIVE_MAX_CARDS = env_int("MEMORYHUB_DETECTIVE_MAX_CARDS", 25)
 # API requests one agent key may send per minute (0: no limit); beyond it, 429 with Retry-After. Generous by
 # default: it stops a runaway agent, not a busy one (bench/burst.py sends ~250 commits/s from 8 keys).
 MEMORYHUB_API_RATE_PER_MINUTE = env_int("MEMORYHUB_API_RATE_PER_MINUTE", 6000)
+
+# Webhooks (docs/CONFIGURATION.md): attempts per delivery, the first retry's wait (doubling after each failure),
+# each POST's timeout, and the hub's public address for the dashboard links in payloads.
+MEMORYHUB_WEBHOOK_ATTEMPTS = env_int("MEMORYHUB_WEBHOOK_ATTEMPTS", 5)
+MEMORYHUB_WEBHOOK_RETRY_SECONDS = env_float("MEMORYHUB_WEBHOOK_RETRY_SECONDS", 2.0)
+MEMORYHUB_WEBHOOK_TIMEOUT_SECONDS = env_float("MEMORYHUB_WEBHOOK_TIMEOUT_SECONDS", 5.0)
+MEMORYHUB_PUBLIC_URL = env_str("MEMORYHUB_PUBLIC_URL")
 
 OPENAI_API_KEY = env_str("OPENAI_API_KEY")
 OPENAI_BASE_URL = env_str("OPENAI_BASE_URL")

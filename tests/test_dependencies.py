@@ -26,6 +26,7 @@ RUNTIME_PACKAGES = [
     "memories",
     "conflicts",
     "recall",
+    "webhooks",
     "api",
     "dashboard",
     "portability",

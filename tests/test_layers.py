@@ -38,6 +38,8 @@ LAYER_OF_PREFIX = {
     "memoryhub.webserver": 5,
     "memoryhub.demo": 5,
     "memoryhub.management.commands.run_hub": 5,
+    # Subscribes to what conflicts announces; only the interfaces (the dashboard page) import it.
+    "webhooks": 4,
     "training": 6,
 }
 LAYER_NAMES = ["platform", "workspaces", "memories", "conflicts", "recall", "interfaces", "training"]

@@ -30,6 +30,21 @@ def _post(agent: AgentClient, path: str, body: Any, key: str) -> Any:
     )
 
 
+def test_a_retried_batch_stores_its_facts_once_and_gets_the_first_answer(agent: AgentClient) -> None:
+    body = {"memories": [{"text": "Office in Berlin"}, {"text": "The CI runs on Fridays"}, {"text": ""}]}
+
+    first = _post(agent, "/memories/batch", body, "batch-1")
+    retry = _post(agent, "/memories/batch", body, "batch-1")
+
+    assert first.status_code == retry.status_code == 200
+    assert retry.content == first.content
+    assert retry["Idempotent-Replayed"] == "true"
+    assert first.json()["stored"] == 2
+    # Without the key the same batch would merge into the stored facts (reinforcing them); with it, nothing happens.
+    assert Memory.objects.count() == 2
+    assert set(Memory.objects.values_list("reinforcement_count", flat=True)) == {0}
+
+
 def test_a_retried_commit_stores_one_fact_and_gets_the_first_answer(agent: AgentClient) -> None:
     body = {"text": "Office in Berlin", "on_conflict": "supersede"}
 
