@@ -13,8 +13,8 @@ from django.conf import settings
 from django.urls import NoReverseMatch, reverse
 from django.utils import timezone
 
-from conflicts.decisions import LABELS
 from conflicts.models import Answer, ConflictCard
+from memories.event_kinds import event_label
 from memories.models import Event
 from webhooks.models import EventType, PayloadFormat
 from workspaces.models import Workspace
@@ -48,7 +48,7 @@ def event_data(event_type: str, workspace: Workspace, **ids: Any) -> dict[str, A
             "decision": {
                 "event_id": event.pk,
                 "verb": event.verb,
-                "label": LABELS.get(event.verb, event.verb),
+                "label": event_label(event.verb),
                 "reason": event.reason,
                 "memory": {"id": str(event.memory.pk), "text": event.memory.text} if event.memory else None,
                 "created_at": event.created_at.isoformat(),
