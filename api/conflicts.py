@@ -15,6 +15,8 @@ from api.conflict_schemas import (
     DetectiveRunOut,
     EventListQuery,
     EventOut,
+    FindConflictsQuery,
+    FoundConflictOut,
     SurfacedOut,
     SurfaceIn,
     UncertaintyListQuery,
@@ -28,6 +30,7 @@ from conflicts.models import ConflictCard, DetectiveRun
 from conflicts.surfacing import uncertainties_surface
 from memories.audit import Actor
 from memories.models import Event
+from memories.selectors import memory_get
 from memories.services import event_undo
 from workspaces.auth import AgentKeyAuth, request_agent_key
 from workspaces.models import Scope
@@ -164,3 +167,15 @@ def surface_uncertainties(request: HttpRequest, payload: SurfaceIn) -> list[dict
         }
         for s in surfaced
     ]
+
+
+@router.get(
+    "/find-conflicts",
+    response=list[FoundConflictOut],
+    summary="Candidate conflicts by similarity: duplicates and contradictions (seed 003)",
+)
+def find_conflicts(request: HttpRequest, query: Query[FindConflictsQuery]) -> list[dict[str, object]]:
+    workspace = _key(request).workspace
+    memory = memory_get(workspace=workspace, memory_id=query.memory_id, field="memory_id") if query.memory_id else None
+    found = selectors.conflicts_find(workspace=workspace, memory=memory, threshold=query.threshold, limit=query.limit)
+    return [{"a": c.a, "b": c.b, "similarity": c.similarity, "kind": c.kind, "reason": c.reason} for c in found]

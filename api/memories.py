@@ -32,6 +32,8 @@ from api.schemas import (
     NeighborsQuery,
     ReasonIn,
     StatusOut,
+    SubgraphIn,
+    SubgraphOut,
     SupersedeIn,
 )
 from conflicts.detection.pipeline import Finding
@@ -221,6 +223,14 @@ def memory_neighbors(request: HttpRequest, memory_id: uuid.UUID, query: Query[Ne
     memory = _memory(request, memory_id)
     hood = selectors.memory_neighbors(memory=memory, rels=query.rel, direction=query.direction, depth=query.depth)
     return {"memory_id": memory.pk, "neighbors": hood.neighbors, "dangling": hood.dangling}
+
+
+@router.post("/subgraph", response=SubgraphOut, summary="The memories around some memories and their links")
+def memory_subgraph(request: HttpRequest, payload: SubgraphIn) -> dict[str, object]:
+    graph = selectors.memory_subgraph(
+        workspace=_key(request).workspace, memory_ids=payload.memory_ids, depth=payload.depth
+    )
+    return {"nodes": list(graph.nodes.values()), "edges": graph.edges, "truncated": graph.truncated}
 
 
 @router.post("/links", response={200: LinkOut, 201: LinkOut}, tags=["links"], summary="Link two memories")

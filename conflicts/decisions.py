@@ -28,11 +28,17 @@ LABELS = {
     "conflict.merge_duplicate": "Merged a duplicate",
     "conflict.confidence_dominance": "Marked the weaker side of a contradiction uncertain",
     "conflict.evidence_resolve": "Settled a dispute by reinforcement",
+    "upkeep.merge": "Merged near-duplicates (consolidation)",
+    "upkeep.deprecate": "Deprecated a fact that decayed below 0.3",
+    "upkeep.decay": "Retired a fact that decayed below the floor",
+    "upkeep.penalty": "Halved both sides of a contradiction",
+    "upkeep.evidence": "Raised confidence from supporting facts",
+    "upkeep.verified": "Settled an unverified fact by its confirmation",
 }
 
 
 # Opening a card or noting an ambiguity decides nothing: those are answered in the inbox.
-NOT_DECISIONS = ("conflict.card", "conflict.record")
+NOT_DECISIONS = ("conflict.card", "conflict.record", "upkeep.unverified", "upkeep.stale")
 
 
 def decisions_list(*, workspace: Workspace) -> QuerySet[Event]:

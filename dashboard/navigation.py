@@ -27,6 +27,12 @@ SECTIONS = {
     "dashboard:invite": "members",
     "dashboard:keys": "keys",
     "dashboard:key_revoke": "keys",
+    "upkeep:jobs": "jobs",
+    "upkeep:job_run": "jobs",
+    "upkeep:uncertainties": "uncertainties",
+    "upkeep:uncertainty_resolve": "uncertainties",
+    "upkeep:uncertainty_dismiss": "uncertainties",
+    "upkeep:uncertainty_card": "uncertainties",
 }
 
 
