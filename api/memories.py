@@ -45,6 +45,7 @@ from memoryhub.broker import broker_depth
 from memoryhub.errors import InvalidInput, NotFound, TryAgainLater
 from memoryhub.llm import llm_enabled, llm_paused
 from workspaces.auth import AgentKeyAuth, request_agent_key
+from workspaces.models import Scope
 
 router = Router(auth=AgentKeyAuth(), tags=["memories"])
 
@@ -225,7 +226,12 @@ def memory_neighbors(request: HttpRequest, memory_id: uuid.UUID, query: Query[Ne
     return {"memory_id": memory.pk, "neighbors": hood.neighbors, "dangling": hood.dangling}
 
 
-@router.post("/subgraph", response=SubgraphOut, summary="The memories around some memories and their links")
+@router.post(
+    "/subgraph",
+    response=SubgraphOut,
+    auth=AgentKeyAuth(Scope.READ),
+    summary="The memories around some memories and their links",
+)
 def memory_subgraph(request: HttpRequest, payload: SubgraphIn) -> dict[str, object]:
     graph = selectors.memory_subgraph(
         workspace=_key(request).workspace, memory_ids=payload.memory_ids, depth=payload.depth

@@ -113,7 +113,9 @@ class Memory(models.Model):
     evidence_at = models.DateTimeField(null=True, blank=True)
     decay_due_at = models.DateTimeField(null=True, blank=True)
     evidence_count = models.PositiveIntegerField(
-        default=1, help_text="Facts consolidated into this one, itself included"
+        default=1,
+        db_default=1,  # rows written by COPY (benchmarks, bulk imports) count themselves too
+        help_text="Facts consolidated into this one, itself included",
     )
     merged_into = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="merged_memories"
