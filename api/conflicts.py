@@ -32,6 +32,7 @@ from memories.audit import Actor
 from memories.models import Event
 from memories.selectors import memory_get
 from memories.services import event_undo
+from memoryhub.errors import InvalidInput, NotFound
 from workspaces.auth import AgentKeyAuth, request_agent_key
 from workspaces.models import Scope
 
@@ -176,6 +177,12 @@ def surface_uncertainties(request: HttpRequest, payload: SurfaceIn) -> list[dict
 )
 def find_conflicts(request: HttpRequest, query: Query[FindConflictsQuery]) -> list[dict[str, object]]:
     workspace = _key(request).workspace
-    memory = memory_get(workspace=workspace, memory_id=query.memory_id, field="memory_id") if query.memory_id else None
+    memory = None
+    if query.memory_id is not None:
+        # An id in the query string, not the path: one not in the workspace is a bad value (422), as in bodies.
+        try:
+            memory = memory_get(workspace=workspace, memory_id=query.memory_id, field="memory_id")
+        except NotFound as exc:
+            raise InvalidInput(exc.message, field="memory_id") from exc
     found = selectors.conflicts_find(workspace=workspace, memory=memory, threshold=query.threshold, limit=query.limit)
     return [{"a": c.a, "b": c.b, "similarity": c.similarity, "kind": c.kind, "reason": c.reason} for c in found]

@@ -15,7 +15,7 @@ from django.db.models import Count, DateTimeField, Min, Q, QuerySet
 from django.utils import timezone
 
 from memories.models import LIVE_STATUSES, Link, Memory, Reliability, Status
-from memoryhub.errors import NotFound
+from memoryhub.errors import InvalidInput, NotFound
 from memoryhub.storable import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from workspaces.models import Membership, Workspace
 
@@ -315,7 +315,7 @@ def memory_subgraph(*, workspace: Workspace, memory_ids: list[uuid.UUID], depth:
     start = {m.pk: m for m in Memory.objects.filter(workspace=workspace, pk__in=memory_ids).defer("embedding")}
     missing = [str(pk) for pk in memory_ids if pk not in start]
     if missing:
-        raise NotFound(f"no memory with these ids in the workspace: {', '.join(missing)}")
+        raise InvalidInput(f"no memory with these ids in the workspace: {', '.join(missing)}", field="memory_ids")
     nodes = dict(start)
     frontier = [pk for pk, m in start.items() if m.status in LIVE_STATUSES]
     truncated = False

@@ -51,12 +51,13 @@ def test_find_conflicts_refuses_bad_input(agent: AgentClient, other_agent: Agent
     assert response.status_code == 422
     theirs = remember(other_agent.workspace, "Their secret fact")
     response = agent.get("/find-conflicts", {"memory_id": str(theirs.pk)})
-    assert response.status_code == 404, response.content[:3000]
-    assert response.json()["code"]
+    assert response.status_code == 422  # an id outside the workspace is a bad value, as in bodies
+    assert response.json()["detail"][0]["loc"][-1] == "memory_id"
 
 
-def test_subgraph_walks_links_to_the_depth_asked(agent: AgentClient) -> None:
+def test_subgraph_walks_links_to_the_depth_asked(agent: AgentClient, other_agent: AgentClient) -> None:
     workspace = agent.workspace
+    theirs = remember(other_agent.workspace, "Their secret fact")
     a, b, c, d = (remember(workspace, f"Fact {name} about the deploy") for name in "abcd")
     Link.objects.create(workspace=workspace, src=a, dst=b, rel="refines")
     Link.objects.create(workspace=workspace, src=c, dst=b, rel="example_of")
@@ -74,6 +75,7 @@ def test_subgraph_walks_links_to_the_depth_asked(agent: AgentClient) -> None:
     assert three["truncated"] is False
 
     assert agent.post("/subgraph", {"memory_ids": []}).status_code == 422
+    assert agent.post("/subgraph", {"memory_ids": [str(theirs.pk)]}).status_code == 422
     assert agent.post("/subgraph", {"memory_ids": [str(a.pk)], "depth": 9}).status_code == 422
 
 
