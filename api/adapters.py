@@ -42,6 +42,7 @@ def recall_query(payload: RecallIn) -> hybrid.RecallQuery:
         tags_any=payload.tags,
         tags_all=payload.tags_all,
         min_confidence=payload.min_confidence,
+        min_importance=payload.min_importance,
         include_superseded=payload.include_superseded,
         as_of=payload.as_of,
         expand=hybrid.Expand(**{**payload.expand.dict(), "rels": tuple(payload.expand.rels)})

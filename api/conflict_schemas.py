@@ -127,3 +127,19 @@ class SurfacedOut(Schema):
     relevance: float
     question: str
     facts: list[MemoryRefOut]
+
+
+class FindConflictsQuery(InputSchema):
+    memory_id: uuid.UUID | None = Field(
+        None, description="Conflicts of this memory; without it, the workspace's newest"
+    )
+    threshold: float = Field(0.8, ge=0, le=1, description="Lowest cosine similarity of a pair")
+    limit: StrictInt = Field(50, ge=1, le=200)
+
+
+class FoundConflictOut(Schema):
+    a: MemoryRefOut
+    b: MemoryRefOut
+    similarity: float
+    kind: Literal["duplicate", "contradiction"]
+    reason: str

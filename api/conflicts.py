@@ -16,6 +16,8 @@ from api.conflict_schemas import (
     DetectiveRunOut,
     EventListQuery,
     EventOut,
+    FindConflictsQuery,
+    FoundConflictOut,
     SurfacedOut,
     SurfaceIn,
     UncertaintyListQuery,
@@ -29,7 +31,9 @@ from conflicts.models import DetectiveRun
 from conflicts.surfacing import uncertainties_surface
 from memories.audit import Actor
 from memories.models import Event
+from memories.selectors import memory_get
 from memories.services import event_undo
+from memoryhub.errors import InvalidInput, NotFound
 from workspaces.auth import AgentKeyAuth, request_agent_key
 from workspaces.models import Scope
 
@@ -140,3 +144,21 @@ def surface_uncertainties(request: HttpRequest, payload: SurfaceIn) -> list[dict
         workspace=key.workspace, topic=payload.topic, actor=Actor.for_agent(key), limit=payload.limit
     )
     return [adapters.surfaced_out(s) for s in surfaced]
+
+
+@router.get(
+    "/find-conflicts",
+    response=list[FoundConflictOut],
+    summary="Candidate conflicts by similarity: duplicates and contradictions (seed 003)",
+)
+def find_conflicts(request: HttpRequest, query: Query[FindConflictsQuery]) -> list[dict[str, object]]:
+    workspace = _key(request).workspace
+    memory = None
+    if query.memory_id is not None:
+        # An id in the query string, not the path: one not in the workspace is a bad value (422), as in bodies.
+        try:
+            memory = memory_get(workspace=workspace, memory_id=query.memory_id, field="memory_id")
+        except NotFound as exc:
+            raise InvalidInput(exc.message, field="memory_id") from exc
+    found = selectors.conflicts_find(workspace=workspace, memory=memory, threshold=query.threshold, limit=query.limit)
+    return [{"a": c.a, "b": c.b, "similarity": c.similarity, "kind": c.kind, "reason": c.reason} for c in found]

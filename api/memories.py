@@ -33,6 +33,8 @@ from api.schemas import (
     NeighborsQuery,
     ReasonIn,
     StatusOut,
+    SubgraphIn,
+    SubgraphOut,
     SupersedeIn,
 )
 from conflicts.ingestion import memory_commit
@@ -42,6 +44,7 @@ from memories.models import Link, Memory
 from memoryhub.broker import broker_depth
 from memoryhub.llm import llm_enabled, llm_paused
 from workspaces.auth import AgentKeyAuth, request_agent_key
+from workspaces.models import Scope
 
 router = Router(auth=AgentKeyAuth(), tags=["memories"])
 
@@ -202,6 +205,19 @@ def memory_neighbors(request: HttpRequest, memory_id: uuid.UUID, query: Query[Ne
     memory = _memory(request, memory_id)
     hood = selectors.memory_neighbors(memory=memory, rels=query.rel, direction=query.direction, depth=query.depth)
     return {"memory_id": memory.pk, "neighbors": hood.neighbors, "dangling": hood.dangling}
+
+
+@router.post(
+    "/subgraph",
+    response=SubgraphOut,
+    auth=AgentKeyAuth(Scope.READ),
+    summary="The memories around some memories and their links",
+)
+def memory_subgraph(request: HttpRequest, payload: SubgraphIn) -> dict[str, object]:
+    graph = selectors.memory_subgraph(
+        workspace=_key(request).workspace, memory_ids=payload.memory_ids, depth=payload.depth
+    )
+    return {"nodes": list(graph.nodes.values()), "edges": graph.edges, "truncated": graph.truncated}
 
 
 @router.post("/links", response={200: LinkOut, 201: LinkOut}, tags=["links"], summary="Link two memories")

@@ -296,6 +296,19 @@ class NeighborsOut(Schema):
     dangling: list[uuid.UUID]
 
 
+class SubgraphIn(InputSchema):
+    model_config = {"extra": "forbid"}
+
+    memory_ids: list[uuid.UUID] = Field(min_length=1, max_length=100)
+    depth: StrictInt = Field(1, ge=0, le=5, description="Links to follow from the given memories, either direction")
+
+
+class SubgraphOut(Schema):
+    nodes: list[MemoryOut]
+    edges: list[LinkOut]
+    truncated: bool = Field(description="The walk stopped at 500 memories")
+
+
 class ChainOut(Schema):
     head: uuid.UUID
     chain: list[MemoryOut]
@@ -337,6 +350,7 @@ class RecallIn(StrictSchema):
     tags: list[str] = Field(default_factory=list, description="Any of these tags")
     tags_all: list[str] = Field(default_factory=list)
     min_confidence: StrictFloat = Field(0.3, ge=0, le=1)
+    min_importance: StrictFloat = Field(0.0, ge=0, le=1, description="Leave out facts less important than this")
     include_superseded: StrictBool = False
     as_of: Timestamp | None = Field(None, description="Answer as the hub believed then about what was true then")
     expand: ExpandIn | None = None

@@ -10,11 +10,16 @@ class ConflictsConfig(AppConfig):
         # What conflicts does when memories announces something (memories never imports conflicts).
         from conflicts import services, tasks
         from conflicts.detection.classifier import classify
+        from conflicts.upkeep import unverified
         from memories import hooks
         from memoryhub.warmup import warm_on_start
 
         hooks.facts_embedded.subscribe(tasks.enqueue_detection)
         hooks.fact_reinforced.subscribe(services.uncertainties_resolve_on_reinforce)
+        # Seed 000: an inferred or researched fact is unverified from the moment it is stored.
+        hooks.facts_waiting.subscribe(unverified.unverified_on_commit)
+        hooks.facts_embedded.subscribe(unverified.unverified_on_commit)
+        hooks.fact_reinforced.subscribe(unverified.unverified_on_reinforce)
         # Both tiers and the cross-encoder they consult, read once (a near-duplicate pair is read again).
         warm_on_start(
             "detector", lambda: classify("The API allows 1,000 req/s.", "The API allows 1,000 requests a second.")

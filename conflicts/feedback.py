@@ -48,9 +48,10 @@ from conflicts.models import (
 )
 from conflicts.reliability import reliability_raise
 from conflicts.tolerance import tolerance_nudge
+from conflicts.upkeep.confidence import penalty_lift
 from memories.audit import Actor, Tracker, record_event
-from memories.models import LIVE_STATUSES, Event, Memory, Reliability, Status
-from memories.services import apply_reinforce, apply_supersede, event_undo
+from memories.models import LIVE_STATUSES, Event, Memory, Rel, Reliability, Status
+from memories.services import apply_link, apply_reinforce, apply_supersede, event_undo
 from memoryhub.errors import ConflictError, InvalidInput, NotFound
 
 ANSWER_FIELDS = ["card", "choice", "current_memory", "note", "user", "agent_key"]
@@ -132,7 +133,7 @@ def _answer(
             _skip(tracker, card)
         else:
             if choice == AnswerChoice.BOTH:
-                _both(tracker, facts)
+                _both(tracker, facts, actor)
             else:
                 _decide(tracker, card, facts, choice, current, note, actor)
             _close(tracker, card, facts, choice, note)
@@ -294,12 +295,17 @@ def _decide(
     current.save()
 
 
-def _both(tracker: Tracker, facts: list[Memory]) -> None:
+def _both(tracker: Tracker, facts: list[Memory], actor: Actor) -> None:
     for memory in facts:
         # Lift only the marks a dispute puts on; a superseded fact stays superseded.
         if memory.reliability in (Reliability.CONTRADICTED, Reliability.UNCERTAIN):
             reliability_raise(tracker, memory)
             memory.save()
+    # Seed 003: facts kept on purpose although they read as a clash are linked `contradicts`,
+    # so find_conflicts and the link graph still show the tension.
+    for position, memory in enumerate(facts):
+        for other in facts[position + 1 :]:
+            apply_link(tracker, src=other, dst=memory, rel=Rel.CONTRADICTS, actor=actor)
 
 
 def _close(tracker: Tracker, card: ConflictCard, facts: list[Memory], choice: str, note: str) -> None:
@@ -318,7 +324,17 @@ def _close(tracker: Tracker, card: ConflictCard, facts: list[Memory], choice: st
         AnswerChoice.NO: "a reviewer said the asked fact changed",
         AnswerChoice.BOTH: "a reviewer said both facts are true (not a conflict)",
     }[AnswerChoice(choice)]
+    lifted: set[uuid.UUID] = set()
     for record in records.order_by("pk"):
+        if record.penalized_at is not None:
+            # Confidence upkeep halved both sides while the clash was open: the facts kept get it back.
+            for memory in facts:
+                if memory.pk in (record.memory_a_id, record.memory_b_id) and memory.pk not in lifted:
+                    memory.refresh_from_db()
+                    if _usable(memory) and memory.reliability != Reliability.SUPERSEDED:
+                        penalty_lift(tracker, memory)
+                        memory.save()
+                        lifted.add(memory.pk)
         tracker.update(
             record,
             state=UncertaintyState.RESOLVED,

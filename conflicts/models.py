@@ -90,6 +90,8 @@ class Uncertainty(models.Model):
 
     surfaced_count = models.PositiveIntegerField(default=0)
     last_surfaced_at = models.DateTimeField(null=True, blank=True)
+    # When confidence upkeep halved both sides of this clash (once per clash, docs/UPKEEP.md).
+    penalized_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -286,3 +288,62 @@ class DetectiveRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.workspace} {self.trigger} run ({self.state})"
+
+
+class JobState(models.TextChoices):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class JobRun(models.Model):
+    """One run of an upkeep job (decay, confidence, consolidation, drift, unverified) or of the detective.
+
+    ``workspace`` is empty for a scheduled run over every workspace. Each batch of
+    a job commits with its progress, so ``read``/``changed`` are what committed;
+    a run whose ``heartbeat_at`` stops moving while ``running`` was killed.
+    """
+
+    job = models.CharField(max_length=32)
+    workspace = models.ForeignKey(Workspace, null=True, blank=True, on_delete=models.CASCADE, related_name="job_runs")
+    trigger = models.CharField(max_length=16, default="schedule", help_text="schedule / manual / commit")
+    state = models.CharField(max_length=16, choices=JobState.choices, default=JobState.QUEUED)
+    read = models.PositiveIntegerField(default=0, help_text="rows the job looked at")
+    changed = models.PositiveIntegerField(default=0, help_text="rows the job changed")
+    errors = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    progress_done = models.PositiveIntegerField(default=0)
+    progress_total = models.PositiveIntegerField(default=0)
+    details = models.JSONField(default=dict, blank=True)
+    detective_run = models.OneToOneField(
+        DetectiveRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="job_run"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["job", "-created_at"], name="jobrun_job_recent"),
+            models.Index(fields=["workspace", "-created_at"], name="jobrun_ws_recent"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.job} ({self.state})"
+
+    @property
+    def seconds(self) -> float | None:
+        if self.started_at is None:
+            return None
+        end = self.finished_at or self.heartbeat_at or self.started_at
+        return (end - self.started_at).total_seconds()
+
+    @property
+    def percent(self) -> int:
+        if self.state == JobState.DONE:
+            return 100
+        if not self.progress_total:
+            return 0
+        return min(100, round(100 * self.progress_done / self.progress_total))

@@ -27,6 +27,8 @@ from conflicts.models import (
     ConflictCard,
     DetectionContext,
     DetectiveRun,
+    JobRun,
+    JobState,
     RunState,
     Uncertainty,
     UncertaintyType,
@@ -58,6 +60,15 @@ def detective_run(*, run_id: int, mode: str | None = None, whole_story: bool = F
     if not claimed:
         return None
     run = DetectiveRun.objects.select_related("workspace").get(pk=run_id)
+    job = JobRun.objects.create(
+        job="detective",
+        workspace=run.workspace,
+        trigger=run.trigger,
+        state=JobState.RUNNING,
+        started_at=run.started_at,
+        heartbeat_at=run.started_at,
+        detective_run=run,
+    )
     started = time.monotonic()
     try:
         _carry_out(
@@ -76,6 +87,19 @@ def detective_run(*, run_id: int, mode: str | None = None, whole_story: bool = F
             hooks.job_failed,
             hooks.JobFailed(workspace_id=run.workspace_id, job="detective", subject=f"run {run.pk}", error=run.error),
         )
+    # The Jobs page lists the detective's runs with the upkeep jobs'.
+    JobRun.objects.filter(pk=job.pk).update(
+        state=JobState.FAILED if run.state == RunState.FAILED else JobState.DONE,
+        read=run.facts_read,
+        changed=run.cards_created,
+        errors=run.failed_batches + (run.state == RunState.FAILED and not run.failed_batches),
+        error=run.error,
+        progress_total=run.facts_read,
+        progress_done=run.facts_read,
+        details={"mode": run.mode, "facts_total": run.facts_total, "flags": run.flags_raised, "tokens": run.tokens},
+        heartbeat_at=run.finished_at,
+        finished_at=run.finished_at,
+    )
     return run
 
 

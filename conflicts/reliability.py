@@ -50,6 +50,7 @@ def reliability_lower(tracker: Tracker, memory: Memory, target: Reliability) -> 
     if RANK[Reliability(memory.reliability)] >= RANK[target]:
         return False
     tracker.update(memory, reliability=target)
+    memory.decay_due_at = None  # its decay multiplier changed: the decay job recomputes it
     return True
 
 
@@ -57,4 +58,5 @@ def reliability_raise(tracker: Tracker, memory: Memory, target: Reliability = Re
     if RANK[Reliability(memory.reliability)] <= RANK[target]:
         return False
     tracker.update(memory, reliability=target)
+    memory.decay_due_at = None
     return True

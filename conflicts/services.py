@@ -38,8 +38,8 @@ from conflicts.tolerance import (
 )
 from memories.audit import Actor, Tracker, record_event
 from memories.hooks import FactReinforced
-from memories.models import LIVE_STATUSES, Event, Memory, Reliability, Source, Status
-from memories.services import apply_link, apply_reinforce, apply_supersede
+from memories.models import LIVE_STATUSES, Event, Memory, Reliability, Source
+from memories.services import apply_link, apply_merge, apply_supersede
 
 UNCERTAINTY_FIELDS = [
     "memory_a",
@@ -126,21 +126,24 @@ def _lock_live(a: Memory, b: Memory) -> tuple[Memory | None, Memory | None]:
     return locked_a, locked_b
 
 
+def merge_winner(memories: list[Memory]) -> Memory:
+    """The fact a merge keeps (seed 002): the most confident; among equals the oldest."""
+    return min(memories, key=lambda m: (-round(m.confidence, 6), m.valid_from, m.recorded_at, str(m.pk)))
+
+
 def _merge_duplicate(older: Memory, newer: Memory, verdict: Verdict, actor: Actor) -> Resolution:
     if verdict.probability < MERGE_PROBABILITY or older.kind != newer.kind:
         return Resolution("none")
+    winner = merge_winner([older, newer])
+    loser = newer if winner.pk == older.pk else older
     tracker = Tracker()
-    tracker.update(newer, status=Status.MERGED)
-    newer.save()
-    apply_link(tracker, src=newer, dst=older, rel="merged_into", actor=actor)
-    apply_reinforce(tracker, older)
-    older.save()
+    apply_merge(tracker, winner=winner, losers=[loser], actor=actor)
     _announce_decision(
         record_event(
             workspace=older.workspace,
             actor=actor,
             verb="conflict.merge_duplicate",
-            memory=newer,
+            memory=loser,
             changes=tracker.changes,
             automatic=True,
             reason=_reason("duplicate", verdict),

@@ -18,8 +18,10 @@ from django.utils import timezone
 
 from conflicts import hooks
 from conflicts.detection.pipeline import CheckFailed, check_next_waiting
-from conflicts.models import DetectiveRun, RunState
+from conflicts.models import DetectiveRun, JobRun, RunState
 from conflicts.narrative import detective_run
+from conflicts.upkeep import JOBS
+from conflicts.upkeep.runs import job_execute, job_queue
 from memories.hooks import FactsEmbedded
 from memories.models import Memory, Status
 from memories.selectors import facts_waiting_for_vector
@@ -115,6 +117,33 @@ def requeue_unchecked() -> int:
     if waiting and drain_idle(DETECT_DRAIN):
         request_detection()
     return waiting
+
+
+@shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=5, max_retries=5)
+def upkeep_run(job: str, workspace_id: int | None = None, run_id: int | None = None) -> str:
+    """Beat and "run now": one recorded run of an upkeep job (``conflicts.upkeep``).
+
+    Safe to deliver twice: every job is idempotent, and a queued run is claimed once.
+    A failure is recorded on the run and retried, the committed batches kept.
+    """
+    run = job_execute(
+        job=job,
+        fn=JOBS[job],
+        workspace_id=workspace_id,
+        trigger="schedule" if run_id is None else "manual",
+        run_id=run_id,
+    )
+    return run.state if run else "skipped"
+
+
+def upkeep_request(*, job: str, workspace: Workspace) -> JobRun:
+    """Run now (the Jobs page): a queued run for this workspace, started by a worker after commit."""
+    if job == "detective":
+        detective = detective_request(workspace=workspace, trigger="manual")
+        return JobRun.objects.filter(detective_run=detective).first() or JobRun(job="detective", workspace=workspace)
+    run = job_queue(job=job, workspace=workspace)
+    transaction.on_commit(lambda: upkeep_run.delay(job, workspace.pk, run.pk))
+    return run
 
 
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=5, max_retries=5)

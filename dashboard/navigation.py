@@ -32,6 +32,12 @@ SECTIONS = {
     "dashboard:key_revoke": "keys",
     "dashboard:webhooks": "keys",
     "dashboard:webhook_delete": "keys",
+    "upkeep:jobs": "jobs",
+    "upkeep:job_run": "jobs",
+    "upkeep:uncertainties": "uncertainties",
+    "upkeep:uncertainty_resolve": "uncertainties",
+    "upkeep:uncertainty_dismiss": "uncertainties",
+    "upkeep:uncertainty_card": "uncertainties",
 }
 
 

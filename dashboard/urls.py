@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from dashboard import browser, review, webhooks, workspaces
+from dashboard import browser, review, upkeep, webhooks, workspaces
 
 workspace_patterns = (
     [
@@ -62,4 +62,32 @@ browser_patterns = (
         path("chains/", browser.chains_view, name="chains"),
     ],
     "browser",
+)
+
+# Under /w/<slug>/: background jobs and the uncertainties they and detection leave (issue 24).
+upkeep_patterns = (
+    [
+        path("jobs/", upkeep.jobs_view, name="jobs"),
+        path("jobs/run/", upkeep.job_run_view, name="job_run"),
+        path("uncertainties/", upkeep.uncertainties_view, name="uncertainties"),
+        path(
+            "uncertainties/<uuid:uncertainty_id>/resolve/",
+            upkeep.uncertainty_action_view,
+            {"action": "resolve"},
+            name="uncertainty_resolve",
+        ),
+        path(
+            "uncertainties/<uuid:uncertainty_id>/dismiss/",
+            upkeep.uncertainty_action_view,
+            {"action": "dismiss"},
+            name="uncertainty_dismiss",
+        ),
+        path(
+            "uncertainties/<uuid:uncertainty_id>/card/",
+            upkeep.uncertainty_action_view,
+            {"action": "card"},
+            name="uncertainty_card",
+        ),
+    ],
+    "upkeep",
 )

@@ -50,6 +50,15 @@ EVENT_KINDS: dict[str, EventKind] = {
     "card.answer": EventKind("Answered a review card"),
     "tolerance.set": EventKind("Changed the conflict tolerance"),
     "decision.confirm": EventKind("Confirmed an automatic decision"),
+    # upkeep (the beat jobs, docs/UPKEEP.md)
+    "upkeep.merge": EventKind("Merged near-duplicates (consolidation)", decision=True),
+    "upkeep.deprecate": EventKind("Deprecated a fact whose confidence decayed below 0.3", decision=True),
+    "upkeep.decay": EventKind("Retired a fact that decayed below its floor", decision=True),
+    "upkeep.penalty": EventKind("Halved the confidence of both sides of a contradiction", decision=True),
+    "upkeep.evidence": EventKind("Raised confidence from supporting facts", decision=True),
+    "upkeep.verified": EventKind("Settled an unverified fact by its confirmation", decision=True),
+    "upkeep.unverified": EventKind("Marked a fact from an unverified source as uncertain"),
+    "upkeep.stale": EventKind("Noted a fact that has not been confirmed for a long time"),
 }
 
 # The kinds a person may confirm or revert when the hub wrote them on its own.

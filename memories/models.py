@@ -105,6 +105,21 @@ class Memory(models.Model):
     reinforcement_count = models.PositiveIntegerField(default=0)
     last_reinforced_at = models.DateTimeField(null=True, blank=True)
     conflict_count = models.PositiveIntegerField(default=0)
+    # Upkeep (docs/UPKEEP.md). ``confidence`` is derived from these: the confidence the evidence
+    # supports (``evidence_confidence``, empty → ``confidence``), decayed since ``evidence_at``
+    # (empty → last reinforced, else recorded). The decay job rewrites ``confidence`` when it is
+    # due (``decay_due_at``, empty → due now); anything that changes the evidence empties it.
+    evidence_confidence = models.FloatField(null=True, blank=True)
+    evidence_at = models.DateTimeField(null=True, blank=True)
+    decay_due_at = models.DateTimeField(null=True, blank=True)
+    evidence_count = models.PositiveIntegerField(
+        default=1,
+        db_default=1,  # rows written by COPY (benchmarks, bulk imports) count themselves too
+        help_text="Facts consolidated into this one, itself included",
+    )
+    merged_into = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="merged_memories"
+    )
 
     valid_from = models.DateTimeField(default=timezone.now)
     valid_to = models.DateTimeField(null=True, blank=True)
@@ -136,6 +151,14 @@ class Memory(models.Model):
                 name="memory_pending_embed",
                 condition=models.Q(status="pending_embed"),
             ),
+            # The decay job's queue: facts whose confidence is due to be recomputed.
+            models.Index(
+                fields=["decay_due_at"],
+                name="memory_decay_due",
+                condition=models.Q(status__in=["active", "deprecated"]),
+            ),
+            # Consolidation reads only the facts changed since its last run.
+            models.Index(fields=["updated_at"], name="memory_updated"),
             # Detection's sweep: embedded facts nobody has checked yet.
             models.Index(
                 fields=["embedded_at"],
@@ -151,6 +174,11 @@ class Memory(models.Model):
                 condition=models.Q(confidence__gte=0, confidence__lte=1), name="memory_confidence_range"
             ),
             models.CheckConstraint(condition=models.Q(polarity__in=[-1, 0, 1]), name="memory_polarity_values"),
+            models.CheckConstraint(
+                condition=models.Q(evidence_confidence__gte=0, evidence_confidence__lte=1)
+                | models.Q(evidence_confidence__isnull=True),
+                name="memory_evidence_confidence_range",
+            ),
             models.CheckConstraint(
                 condition=~models.Q(superseded_by=models.F("id")), name="memory_not_superseded_by_itself"
             ),

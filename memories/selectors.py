@@ -330,3 +330,48 @@ def memories_with_unreadable_timestamps(*, lock: bool = False) -> list[Unreadabl
         values = {column: str(text) for column, text in zip(outside, printed, strict=True) if text is not None}
         found.append(UnreadableTimestamps(memory_id=memory_id, workspace_id=workspace_id, values=values))
     return found
+
+
+@dataclass
+class Graph:
+    """Seed 003's ``subgraph``: the memories reached and every link between them."""
+
+    nodes: dict[uuid.UUID, Memory]
+    edges: list[Link]
+    truncated: bool = False
+
+
+SUBGRAPH_MAX_NODES = 500
+
+
+def memory_subgraph(*, workspace: Workspace, memory_ids: list[uuid.UUID], depth: int = 1) -> Graph:
+    """The memories within ``depth`` links of ``memory_ids`` (either direction) and the links among them.
+
+    Forgotten or decayed memories are nodes too (a graph is for inspecting), but
+    the walk does not go through them. At most ``SUBGRAPH_MAX_NODES`` nodes:
+    past that the walk stops and ``truncated`` says so.
+    """
+    start = {m.pk: m for m in Memory.objects.filter(workspace=workspace, pk__in=memory_ids).defer("embedding")}
+    missing = [str(pk) for pk in memory_ids if pk not in start]
+    if missing:
+        raise InvalidInput(f"no memory with these ids in the workspace: {', '.join(missing)}", field="memory_ids")
+    nodes = dict(start)
+    frontier = [pk for pk, m in start.items() if m.status in LIVE_STATUSES]
+    truncated = False
+    for _level in range(depth):
+        if not frontier:
+            break
+        edges = Link.objects.filter(Q(src_id__in=frontier) | Q(dst_id__in=frontier), workspace=workspace)
+        reached = {pk for link in edges for pk in (link.src_id, link.dst_id)} - set(nodes)
+        if len(nodes) + len(reached) > SUBGRAPH_MAX_NODES:
+            reached = set(sorted(reached, key=str)[: SUBGRAPH_MAX_NODES - len(nodes)])
+            truncated = True
+        found = Memory.objects.filter(pk__in=reached).defer("embedding")
+        nodes.update({m.pk: m for m in found})
+        frontier = [m.pk for m in found if m.status in LIVE_STATUSES]
+        if truncated:
+            break
+    links = list(
+        Link.objects.filter(workspace=workspace, src_id__in=list(nodes), dst_id__in=list(nodes)).order_by("id")
+    )
+    return Graph(nodes=nodes, edges=links, truncated=truncated)

@@ -77,6 +77,7 @@ class MemoryInput:
 def memory_build(*, workspace: Workspace, actor: Actor, data: MemoryInput) -> Memory:
     """The unsaved memory ``data`` describes, as ``pending_embed`` (also the synchronous check's draft)."""
     now = timezone.now()
+    confidence = data.confidence if data.confidence is not None else INITIAL_CONFIDENCE[Source(data.source)]
     return Memory(
         workspace=workspace,
         kind=data.kind,
@@ -88,7 +89,11 @@ def memory_build(*, workspace: Workspace, actor: Actor, data: MemoryInput) -> Me
         agent=data.agent or actor.name,
         agent_key=actor.agent_key,
         importance=data.importance,
-        confidence=data.confidence if data.confidence is not None else INITIAL_CONFIDENCE[Source(data.source)],
+        confidence=confidence,
+        evidence_confidence=confidence,
+        evidence_at=now,
+        # Seed 000: what an agent inferred or found out is uncertain until someone confirms it.
+        reliability=Reliability.RELIABLE if data.source == Source.EXPLICIT else Reliability.UNCERTAIN,
         polarity=data.polarity,
         metadata=data.metadata,
         valid_from=data.valid_from or now,
@@ -187,7 +192,7 @@ def memories_create_batch(
             memory = Memory.objects.select_for_update().get(pk=memory.pk)
             tracker = Tracker()
             apply_reinforce(tracker, memory)
-            memory.save(update_fields=["reinforcement_count", "last_reinforced_at", "confidence", "updated_at"])
+            memory.save(update_fields=[*REINFORCE_FIELDS, "updated_at"])
             record_event(
                 workspace=workspace,
                 actor=actor,
@@ -296,7 +301,8 @@ def apply_supersede(tracker: Tracker, *, old: Memory, new: Memory, actor: Actor,
     if annotation:
         values["annotation"] = annotation
     changed = tracker.update(old, **values)
-    old.save(update_fields=[*changed, "updated_at"])
+    old.decay_due_at = None  # superseded facts fade 3× faster: the decay job recomputes it now
+    old.save(update_fields=[*changed, "decay_due_at", "updated_at"])
     apply_link(tracker, src=new, dst=old, rel="supersedes", actor=actor)
     return True
 
@@ -369,7 +375,7 @@ def memory_reinforce(*, memory: Memory, actor: Actor, reason: str = "") -> Memor
             raise ConflictError(f"memory {memory.pk} is {memory.status}; restore it before reinforcing it")
         tracker = Tracker()
         apply_reinforce(tracker, memory)
-        memory.save(update_fields=["reinforcement_count", "last_reinforced_at", "confidence", "updated_at"])
+        memory.save(update_fields=[*REINFORCE_FIELDS, "updated_at"])
         record_event(
             workspace=memory.workspace,
             actor=actor,
@@ -384,14 +390,74 @@ def memory_reinforce(*, memory: Memory, actor: Actor, reason: str = "") -> Memor
     return memory
 
 
-def apply_reinforce(tracker: Tracker, memory: Memory) -> None:
-    """Count one more confirmation; confidence closes 5 % of its gap to 1."""
+REINFORCE_FIELDS = [
+    "reinforcement_count",
+    "last_reinforced_at",
+    "confidence",
+    "evidence_confidence",
+    "evidence_at",
+    "decay_due_at",
+]
+
+
+def evidence_confidence(memory: Memory) -> float:
+    """The confidence the evidence supports, before time decay (docs/UPKEEP.md)."""
+    return memory.evidence_confidence if memory.evidence_confidence is not None else memory.confidence
+
+
+def apply_reinforce(tracker: Tracker, memory: Memory, *, rate: float = REINFORCE_RATE) -> None:
+    """Count one more confirmation: the evidence confidence closes ``rate`` of its gap to 1.
+
+    New evidence also restarts time decay, so ``confidence`` is the evidence
+    confidence again and the decay job recomputes it from now on.
+    """
+    now = timezone.now()
+    raised = round(evidence_confidence(memory) + rate * (1 - evidence_confidence(memory)), 6)
     tracker.update(
         memory,
         reinforcement_count=memory.reinforcement_count + 1,
-        last_reinforced_at=timezone.now(),
-        confidence=round(memory.confidence + REINFORCE_RATE * (1 - memory.confidence), 6),
+        last_reinforced_at=now,
+        confidence=raised,
+        evidence_confidence=raised,
+        evidence_at=now,
     )
+    memory.decay_due_at = None
+
+
+def apply_merge(tracker: Tracker, *, winner: Memory, losers: list[Memory], actor: Actor) -> None:
+    """Consolidate near-duplicates into ``winner`` (seed 002), recorded on ``tracker``; call in a transaction.
+
+    Each loser becomes ``merged`` with ``merged_into`` the winner and a
+    ``merged_into`` link; the winner's lineage (``derived_from`` links) becomes
+    the union of its own, the losers' and the losers themselves; evidence counts
+    add up, and each loser counts as one confirmation of the winner.
+    """
+    total = winner.evidence_count
+    for loser in losers:
+        tracker.update(loser, status=Status.MERGED, merged_into=winner)
+        loser.save()
+        apply_link(tracker, src=loser, dst=winner, rel="merged_into", actor=actor)
+        apply_link(tracker, src=winner, dst=loser, rel="derived_from", actor=actor)
+        for inherited in Link.objects.filter(src=loser, rel="derived_from").exclude(dst=winner).select_related("dst"):
+            apply_link(tracker, src=winner, dst=inherited.dst, rel="derived_from", actor=actor)
+        total += loser.evidence_count
+        apply_reinforce(tracker, winner)
+    tracker.update(winner, evidence_count=total)
+    winner.save()
+
+
+def lineage(memory: Memory) -> list[Memory]:
+    """The fact and everything it was consolidated from (``derived_from``, transitively), oldest first."""
+    seen = {memory.pk: memory}
+    frontier = [memory.pk]
+    while frontier:
+        found = Link.objects.filter(src_id__in=frontier, rel="derived_from").select_related("dst")
+        frontier = []
+        for link in found:
+            if link.dst_id not in seen:
+                seen[link.dst_id] = link.dst
+                frontier.append(link.dst_id)
+    return sorted(seen.values(), key=lambda m: (m.recorded_at, str(m.pk)))
 
 
 # Relations that mirror a memory's own state; only the matching actions may change them.
@@ -573,14 +639,24 @@ def _revert(tracker: Tracker, change: dict[str, Any]) -> None:
         raise ConflictError(f"{change['model']} {change['pk']} no longer exists; cannot undo")
     fields = list(change["after"])
     current = snapshot(instance, fields)
-    if current != change["after"]:
+    derived = DERIVED_FIELDS.get(change["model"], set())
+    if {k: v for k, v in current.items() if k not in derived} != {
+        k: v for k, v in change["after"].items() if k not in derived
+    }:
         raise ConflictError(f"{change['model']} {change['pk']} changed after this event; undo the later change first")
     if op == "create":
         tracker.deleted(instance, fields)
         instance.delete()
         return
     tracker.update(instance, **change["before"])
+    if isinstance(instance, Memory):
+        instance.decay_due_at = None  # the decay job recomputes the confidence from the restored evidence
     instance.save()
+
+
+# Fields a job recomputes from others: a later change to them does not block an undo
+# (the decay job lowers ``confidence`` every few days; undoing a reinforcement must still work).
+DERIVED_FIELDS = {"memories.memory": {"confidence", "decay_due_at"}}
 
 
 @dataclass(frozen=True)

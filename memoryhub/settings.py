@@ -16,6 +16,7 @@ from typing import Any
 
 import dj_database_url
 import django_stubs_ext
+from celery.schedules import crontab
 from kombu import Queue
 
 # Lets admin classes be written as ModelAdmin[Model] for the type checker.
@@ -279,7 +280,8 @@ MEMORYHUB_MAX_METADATA_DEPTH = env_int("MEMORYHUB_MAX_METADATA_DEPTH", 8)
 MEMORYHUB_WARM_MODELS = env_bool("MEMORYHUB_WARM_MODELS", True)
 # How long a commit with on_conflict=warn|supersede|raise may spend on its synchronous check.
 MEMORYHUB_CHECK_TIME_BOX_MS = env_int("MEMORYHUB_CHECK_TIME_BOX_MS", 600)
-# λ of exp(−λ·age_days): recall's recency and the decay job share it (0.1 → half-life ≈ 7 days).
+# λ of exp(−λ·age_days) in recall's recency score (0.1 → half-life ≈ 7 days). Not the decay job's
+# rate: confidence decays by MEMORYHUB_CONFIDENCE_DECAY_RATE (docs/UPKEEP.md).
 MEMORYHUB_DECAY_LAMBDA = env_float("MEMORYHUB_DECAY_LAMBDA", 0.1)
 MEMORYHUB_NEIGHBORS_MAX_DEPTH = env_int("MEMORYHUB_NEIGHBORS_MAX_DEPTH", 5)
 
@@ -312,6 +314,50 @@ MEMORYHUB_LLM_MODEL = env_str("MEMORYHUB_LLM_MODEL", "gpt-4o-mini")
 MEMORYHUB_LLM_BREAKER_FAILURES = env_int("MEMORYHUB_LLM_BREAKER_FAILURES", 3)
 MEMORYHUB_LLM_BREAKER_COOLDOWN_SECONDS = env_int("MEMORYHUB_LLM_BREAKER_COOLDOWN_SECONDS", 300)
 
+# --- Upkeep (docs/UPKEEP.md) -------------------------------------------------------------
+# Time decay (seed 002): confidence = evidence confidence · exp(−rate · multiplier · days since evidence).
+MEMORYHUB_CONFIDENCE_DECAY_RATE = env_float("MEMORYHUB_CONFIDENCE_DECAY_RATE", 0.01)
+# Seed 000's decay multipliers by reliability: unverified, disputed and replaced facts fade faster.
+MEMORYHUB_DECAY_MULTIPLIERS: dict[str, float] = {
+    "reliable": 1.0,
+    "uncertain": 1.5,
+    "contradicted": 2.0,
+    "superseded": 3.0,
+    **json.loads(env_str("MEMORYHUB_DECAY_MULTIPLIERS", "{}")),
+}
+# Below this a fact is retired as `decayed` and its open uncertainties close as `decayed`.
+MEMORYHUB_DECAY_FLOOR = env_float("MEMORYHUB_DECAY_FLOOR", 0.1)
+# Seed 002's thresholds: below DEPRECATE a fact is `deprecated` (out of all retrieval); below PASSIVE it
+# is only found by an explicit search (recall's default min_confidence is DEPRECATE); above, streamed too.
+MEMORYHUB_CONFIDENCE_DEPRECATE = env_float("MEMORYHUB_CONFIDENCE_DEPRECATE", 0.3)
+MEMORYHUB_CONFIDENCE_PASSIVE = env_float("MEMORYHUB_CONFIDENCE_PASSIVE", 0.5)
+# The stored confidence is rewritten when the decayed value has fallen this far below it (or crossed
+# a threshold): each write re-indexes the row, so not every hour.
+MEMORYHUB_DECAY_WRITE_STEP = env_float("MEMORYHUB_DECAY_WRITE_STEP", 0.02)
+# Contradiction penalty (seed 002): both sides of a clear clash keep this share of their confidence.
+MEMORYHUB_CONTRADICTION_PENALTY = env_float("MEMORYHUB_CONTRADICTION_PENALTY", 0.5)
+# Evidence accumulation (seed 002): a later fact this similar supports a fact, c += rate·(1 − c).
+MEMORYHUB_EVIDENCE_SIMILARITY = env_float("MEMORYHUB_EVIDENCE_SIMILARITY", 0.75)
+MEMORYHUB_EVIDENCE_RATE = env_float("MEMORYHUB_EVIDENCE_RATE", 0.05)
+# Consolidation (seed 002): facts more similar than this are near-duplicates; a cluster merges
+# automatically when one of its facts is more confident than MERGE_MIN_CONFIDENCE.
+MEMORYHUB_CONSOLIDATION_SIMILARITY = env_float("MEMORYHUB_CONSOLIDATION_SIMILARITY", 0.85)
+MEMORYHUB_CONSOLIDATION_MIN_CONFIDENCE = env_float("MEMORYHUB_CONSOLIDATION_MIN_CONFIDENCE", 0.6)
+# Ambiguous clusters a consolidation cycle hands to detection (LLM tier, else cards) at most.
+MEMORYHUB_CONSOLIDATION_MAX_AMBIGUOUS = env_int("MEMORYHUB_CONSOLIDATION_MAX_AMBIGUOUS", 20)
+# Drift reconcile (seed 000): facts checked per cycle, from MIN (tolerant) to MAX (intolerant), and
+# the number of topic partitions a cycle rotates through.
+MEMORYHUB_DRIFT_MIN_FACTS = env_int("MEMORYHUB_DRIFT_MIN_FACTS", 10)
+MEMORYHUB_DRIFT_MAX_FACTS = env_int("MEMORYHUB_DRIFT_MAX_FACTS", 20)
+MEMORYHUB_DRIFT_TOPIC_PARTITIONS = env_int("MEMORYHUB_DRIFT_TOPIC_PARTITIONS", 4)
+# A fact with no evidence for this many days gets a solo `stale` uncertainty (before decay deprecates it).
+MEMORYHUB_STALE_DAYS = env_int("MEMORYHUB_STALE_DAYS", 90)
+# Every job works in batches of this many rows, one transaction each, and at most this many a cycle.
+MEMORYHUB_UPKEEP_BATCH_SIZE = env_int("MEMORYHUB_UPKEEP_BATCH_SIZE", 1000)
+MEMORYHUB_UPKEEP_MAX_ROWS = env_int("MEMORYHUB_UPKEEP_MAX_ROWS", 50_000)
+# A run whose progress has not moved for this long belongs to a dead worker: shown as abandoned.
+MEMORYHUB_UPKEEP_STALL_SECONDS = env_int("MEMORYHUB_UPKEEP_STALL_SECONDS", 900)
+
 CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     # A worker that died mid-batch leaves facts in pending_embed; pick them up again.
     "requeue-stale-embeddings": {
@@ -337,5 +383,23 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
     "narrative-detective": {
         "task": "conflicts.tasks.schedule_detective_runs",
         "schedule": 3600.0,
+    },
+    # Upkeep (docs/UPKEEP.md): each a bounded, idempotent job recorded as a JobRun.
+    "upkeep-decay": {"task": "conflicts.tasks.upkeep_run", "schedule": 3600.0, "args": ["decay"]},
+    "upkeep-drift": {"task": "conflicts.tasks.upkeep_run", "schedule": 900.0, "args": ["drift"]},
+    "upkeep-confidence": {
+        "task": "conflicts.tasks.upkeep_run",
+        "schedule": crontab(hour=2, minute=0),
+        "args": ["confidence"],
+    },
+    "upkeep-consolidation": {
+        "task": "conflicts.tasks.upkeep_run",
+        "schedule": crontab(hour=3, minute=0),
+        "args": ["consolidation"],
+    },
+    "upkeep-unverified": {
+        "task": "conflicts.tasks.upkeep_run",
+        "schedule": crontab(hour=4, minute=0),
+        "args": ["unverified"],
     },
 }

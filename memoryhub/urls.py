@@ -5,7 +5,7 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from api.root import api
-from dashboard.urls import browser_patterns, review_patterns, workspace_patterns
+from dashboard.urls import browser_patterns, review_patterns, upkeep_patterns, workspace_patterns
 
 handler400 = "memoryhub.error_views.bad_request"
 handler403 = "memoryhub.error_views.permission_denied"
@@ -19,5 +19,6 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("w/<slug:slug>/", include(review_patterns)),
     path("w/<slug:slug>/", include(browser_patterns)),
+    path("w/<slug:slug>/", include(upkeep_patterns)),
     path("", include(workspace_patterns)),
 ]

@@ -146,6 +146,8 @@ class RecallQuery:
     tags_all: list[str] = field(default_factory=list)
     agent: str | None = None
     min_confidence: float = 0.3
+    # Seed 003: facts less important than this are not recalled (0: no filter).
+    min_importance: float = 0.0
     include_superseded: bool = False
     as_of: dt.datetime | None = None
     expand: Expand | None = None
@@ -249,6 +251,8 @@ def _filtered(workspace: Workspace, query: RecallQuery) -> QuerySet[Memory]:
         qs = qs.filter(tags__contains=query.tags_all)
     if query.min_confidence > 0:
         qs = qs.filter(confidence__gte=query.min_confidence)
+    if query.min_importance > 0:
+        qs = qs.filter(importance__gte=query.min_importance)
     return qs
 
 
@@ -436,6 +440,7 @@ def _passes(memory: Memory, query: RecallQuery) -> bool:
         memory.status in LIVE_STATUSES
         and memory.superseded_by_id is None
         and memory.confidence >= query.min_confidence
+        and memory.importance >= query.min_importance
         and (not query.kinds or memory.kind in query.kinds)
         and (query.scope is None or memory.scope == query.scope)
         and (query.agent is None or memory.agent == query.agent)

@@ -238,7 +238,10 @@ def classify_memory_pairs(pairs: list[tuple[Memory, Memory]], *, most_read: int 
             )
         )
     return [
-        _left_behind(older, newer, prediction) or _corrected(older, newer, prediction) or prediction.verdict()
+        _left_behind(older, newer, prediction)
+        or _corrected(older, newer, prediction)
+        or _opposite_polarity(older, newer, prediction)
+        or prediction.verdict()
         for (older, newer), prediction in zip(pairs, classify_pairs(inputs, most_read=most_read), strict=True)
     ]
 
@@ -259,6 +262,30 @@ def _corrected(older: Memory, newer: Memory, prediction: Prediction) -> Verdict 
         current="b",
         announced=True,
         reasons=(f'the newer fact corrects an earlier one ("{marker}")', *prediction.reasons),
+    )
+
+
+# Seed 003: writers who mark one fact +1 and the other −1 say themselves that the facts disagree.
+OPPOSITE_POLARITY_COSINE = 0.8
+OPPOSITE_POLARITY_PROBABILITY = 0.9
+
+
+def _opposite_polarity(older: Memory, newer: Memory, prediction: Prediction) -> Verdict | None:
+    """Tier 0 over tier 1: explicit, opposite ``polarity`` on two facts about one subject is a contradiction.
+
+    Only where the model saw no conflict (compatible or duplicate): a temporal
+    change it found stays one. "Use ruff" (+1) and "Use ruff" (−1) read as a
+    duplicate to the model; the writers' polarity says otherwise.
+    """
+    if older.polarity * newer.polarity != -1 or prediction.verdict().is_conflict:
+        return None
+    if not (prediction.signals.same_subject or memory_cosine(older, newer) >= OPPOSITE_POLARITY_COSINE):
+        return None
+    return Verdict(
+        relation=Relation.TRUE_CONTRADICTION,
+        probability=OPPOSITE_POLARITY_PROBABILITY,
+        tier="rules",
+        reasons=("the writers gave the two facts opposite polarity", *prediction.reasons),
     )
 
 
