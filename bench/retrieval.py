@@ -28,7 +28,9 @@
    Printed and written to ``--json``.
 
 ``--reuse VAR_DIR`` skips 1–3 on a database a ``--keep`` run left (its HTTP
-figures are read from the JSON it wrote there). docs/BENCHMARKS.md holds the results.
+figures are read from the JSON it wrote there); ``--reuse VAR_DIR --ask`` skips
+only the ingestion: the stack starts on that database and step 3 runs again
+with the code checked out now (detection's marks do not depend on recall's code). docs/BENCHMARKS.md holds the results.
 """
 
 from __future__ import annotations
@@ -258,21 +260,30 @@ def baselines(corpus: Corpus, query: str, vector: np.ndarray) -> dict[str, Ranki
 
 
 def in_process_variants() -> dict[str, Callable[[Any, str, np.ndarray], Ranking]]:
-    """Recall variants run in this process against the same workspace (``--variants``)."""
-    from recall.hybrid import RecallQuery, recall
+    """Recall variants run in this process against the same workspace (``--variants``): each rule's share."""
+    from recall import hybrid
 
-    def run(**options: Any) -> Callable[[Any, str, np.ndarray], Ranking]:
+    def run(patches: dict[str, Any] | None = None, **options: Any) -> Callable[[Any, str, np.ndarray], Ranking]:
         def ask(workspace: Any, query: str, vector: np.ndarray) -> Ranking:
-            hits = recall(
-                workspace=workspace, query=RecallQuery(query=query, k=K, touch=False, **options), query_vector=vector
-            )
+            saved = {name: getattr(hybrid, name) for name in patches or {}}
+            for name, value in (patches or {}).items():
+                setattr(hybrid, name, value)
+            try:
+                query_ = hybrid.RecallQuery(query=query, k=K, touch=False, **options)
+                hits = hybrid.recall(workspace=workspace, query=query_, query_vector=vector)
+            finally:
+                for name, value in saved.items():
+                    setattr(hybrid, name, value)
             return [str(h.memory.pk) for h in hits]
 
         return ask
 
     return {
         "in-process hybrid": run(),
-        "in-process no diversity": run(diversity=False),
+        "· every dispute mark in full": run({"_mark_certainty": lambda pool: {}}),
+        "· diversity collapses every near-duplicate": run({"_same_information": lambda *args: True}),
+        "· no diversity": run(diversity=False),
+        "· no month in the query read": run({"query_period": lambda text: None}),
         "in-process semantic": run(mode="semantic"),
     }
 
@@ -393,6 +404,9 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=ROOT / "var" / "retrieval.json")
     parser.add_argument("--keep", action="store_true", help="keep the var dir (its database) for --reuse")
     parser.add_argument("--reuse", type=Path, help="a var dir a --keep run left: skip the stack, ingestion and HTTP")
+    parser.add_argument(
+        "--ask", action="store_true", help="with --reuse: start the stack on that database and ask over HTTP again"
+    )
     parser.add_argument("--variants", action="store_true", help="also run in-process recall variants")
     parser.add_argument("--conversations", type=int, default=0, help="only the first N of each split (0: all)")
     args = parser.parse_args()
@@ -415,6 +429,9 @@ def main() -> None:
     try:
         if args.reuse:
             state = json.loads(state_file.read_text())
+            if args.ask:
+                with make_run_stack(var_dir) as stack:
+                    state["answers"] = ask_http(stack, conversations, state["workspaces"])
         else:
             with make_run_stack(var_dir) as stack:
                 t0 = time.monotonic()

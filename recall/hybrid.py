@@ -3,20 +3,27 @@
 Two candidate pools — nearest neighbours on the HNSW index and a full-text
 match — are merged, scored, de-duplicated and expanded along links:
 
-    score = (α·cosine + β·lexical + γ·recency·relevant + δ·importance + ε·confidence)
-            × max(floor, reliability factor)
+    score = (α·cosine + β·lexical + δ·importance + ε·confidence) × max(floor, reliability factor)
+            + γ·recency within the subject × the same factor
 
-``recency = exp(−λ·age_days)`` with the same λ as the decay job, weighted by
-``relevant = min(1, max(cosine, lexical) / 0.5)``: it orders the facts that
-answer the query and lifts no unrelated fact for being new. Age is
-counted from ``valid_from`` (when the fact became true) back from the newest
-candidate in the pool, not from the wall clock: recency only has to order the
-candidates, and two facts a year apart that are both a decade old would
-otherwise both score zero. So the newer of two near-identical facts wins.
+``lexical`` is BM25 with each word's document frequency over the whole
+workspace, as a share of what a fact holding every query word would score: a
+fact holding the query's rare words scores near 1, one sharing only a word
+most facts hold scores near 0, whatever else the pool holds.
+
+Recency orders statements about one subject (the same ``key``, or
+near-duplicates): the statement in effect — the newest, or for a query that
+names a past month the last one made by then — counts 1, its older siblings
+``exp(−λ·days)`` with the decay job's λ; a fact alone in its subject counts 1, so
+no fact is lifted over another subject's answer for being new.
 
 The reliability factor (reliable 1.0, uncertain 0.6, contradicted 0.4,
 superseded 0.2) has a floor of 0.3 so an important disputed fact still
-surfaces — carrying its flag and the other side of the dispute.
+surfaces — carrying its flag and the other side of the dispute. A dispute
+mark's penalty scales with how sure the hub is of it: in full once a person
+reviewed it or a rule settled it, at half the classifier's probability while it
+is an unreviewed flag. The weights were fitted on the tuning conversations of
+bench/retrieval.py (bench/retrieval_fit.py); docs/RECALL.md has the figures.
 """
 
 from __future__ import annotations
@@ -108,9 +115,15 @@ LexicalBackend = Literal["local_bm25", "postgres"]
 
 @dataclass(frozen=True)
 class Weights:
+    """Fitted on bench/retrieval.py's tuning conversations by bench/retrieval_fit.py (2026-11-25).
+
+    The grid's best hit@10 over both ingestion forms: 0.771, against 0.764 for the
+    hand-set 0.50/0.20/0.15/0.05/0.10; the confidence weight tied from 0 to 0.10.
+    """
+
     cosine: float = 0.50
-    lexical: float = 0.20
-    recency: float = 0.15
+    lexical: float = 0.30
+    recency: float = 0.10
     importance: float = 0.05
     confidence: float = 0.10
 
