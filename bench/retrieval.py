@@ -160,11 +160,13 @@ def wait_until_checked(agent: Agent, timeout: float = 5400) -> float:
 
 
 def ask_http(
-    stack: Any, conversations: list[dict[str, Any]], workspaces: dict[str, dict[str, Any]]
+    stack: Any, conversations: list[dict[str, Any]], workspaces: dict[str, dict[str, Any]], split: str = ""
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """question id → method → {ranking, ms} for the hub's hybrid and semantic modes, both forms."""
     answers: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)
     for conversation in conversations:
+        if split and conversation["split"] != split:
+            continue
         for form in FORMS:
             slug = workspace_slug(form, conversation)
             agent = Agent(stack.port, workspaces[slug]["key"])
@@ -282,7 +284,6 @@ def in_process_variants() -> dict[str, Callable[[Any, str, np.ndarray], Ranking]
         "in-process hybrid": run(),
         "· every dispute mark in full": run({"_mark_certainty": lambda pool: {}}),
         "· diversity collapses every near-duplicate": run({"_same_information": lambda *args: True}),
-        "· no diversity": run(diversity=False),
         "· no month in the query read": run({"query_period": lambda text: None}),
         "in-process semantic": run(mode="semantic"),
     }
@@ -407,7 +408,11 @@ def main() -> None:
     parser.add_argument(
         "--ask", action="store_true", help="with --reuse: start the stack on that database and ask over HTTP again"
     )
+    parser.add_argument("--ask-split", default="", help="with --ask: only this split's questions (tune / heldout)")
     parser.add_argument("--variants", action="store_true", help="also run in-process recall variants")
+    parser.add_argument(
+        "--leave-db-running", action="store_true", help="with --reuse: do not stop the database (a stack uses it)"
+    )
     parser.add_argument("--conversations", type=int, default=0, help="only the first N of each split (0: all)")
     args = parser.parse_args()
 
@@ -431,7 +436,7 @@ def main() -> None:
             state = json.loads(state_file.read_text())
             if args.ask:
                 with make_run_stack(var_dir) as stack:
-                    state["answers"] = ask_http(stack, conversations, state["workspaces"])
+                    state["answers"] = ask_http(stack, conversations, state["workspaces"], args.ask_split)
         else:
             with make_run_stack(var_dir) as stack:
                 t0 = time.monotonic()
@@ -468,13 +473,14 @@ def main() -> None:
         )
         print(f"→ {args.json}")
     finally:
-        subprocess.run(
-            [sys.executable, "manage.py", "stop_db"],
-            cwd=ROOT,
-            env={**os.environ, "MEMORYHUB_VAR_DIR": str(var_dir)},
-            check=False,
-            capture_output=True,
-        )
+        if not (args.reuse and args.leave_db_running and not args.ask):
+            subprocess.run(
+                [sys.executable, "manage.py", "stop_db"],
+                cwd=ROOT,
+                env={**os.environ, "MEMORYHUB_VAR_DIR": str(var_dir)},
+                check=False,
+                capture_output=True,
+            )
         if not args.keep and not args.reuse:
             shutil.rmtree(var_dir, ignore_errors=True)
 

@@ -62,6 +62,7 @@ RELIABILITY_FACTOR = {
     Reliability.SUPERSEDED: 0.2,
 }
 RELIABILITY_FLOOR = 0.3
+DISPUTED = (Reliability.UNCERTAIN, Reliability.CONTRADICTED)
 # How sure the hub is of a dispute mark (uncertain, contradicted) scales its penalty: a person's review
 # or a rule's decision is certain (1.0); a classifier's unreviewed flag counts at its probability times
 # this. On the conversation benchmark detection flagged ordinary chat lines, and the full penalty cost
@@ -243,11 +244,19 @@ def ranked_pool(
             for memory in _lexical_candidates(base, query.query, pool_size, query_vector):
                 candidates.setdefault(memory.pk, memory)
     matched = candidates
+    certainty = _mark_certainty(list(matched.values()))
     replaced: dict[uuid.UUID, uuid.UUID] = {}
     if not query.include_superseded and query.as_of is None:
         candidates, replaced = _replace_by_chain_heads(candidates, query)
-        if period is not None:
-            candidates = {**candidates, **{pk: m for pk, m in matched.items() if _in_effect_during(m, period)}}
+        # A classifier's unreviewed supersede is a guess: the old fact stays beside its head, penalised
+        # by how sure the guess is; so does one in effect during the month a query asks about.
+        kept = {
+            pk: m
+            for pk, m in matched.items()
+            if m.superseded_by_id is not None
+            and (certainty.get(pk, 1.0) < 1.0 or (period is not None and _in_effect_during(m, period)))
+        }
+        candidates = {**candidates, **kept}
     if not candidates:
         return []
 
@@ -255,7 +264,9 @@ def ranked_pool(
     stand_ins = {head: matched[origin] for head, origin in replaced.items()}
     lexical = _lexical_scores(query, pool + list(stand_ins.values()), base, workspace) if weights.lexical > 0 else {}
     newest = max(m.valid_from for m in pool)
-    certainty = _mark_certainty(pool)
+    heads = [m for m in pool if m.pk not in matched]
+    if any(m.reliability in DISPUTED for m in heads):
+        certainty.update(_mark_certainty(heads))
     as_of = query.as_of or (period.end if period else None)
     hits = [
         _score(m, query_vector, lexical, weights, newest, as_of, certainty, origin=stand_ins.get(m.pk)) for m in pool
@@ -638,40 +649,46 @@ def reliability_factor(memory: Memory, as_of: dt.datetime | None = None, certain
         and (memory.superseded_at is None or memory.superseded_at > as_of)
     ):
         reliability = Reliability.RELIABLE
-    factor = RELIABILITY_FACTOR[reliability]
-    if reliability in (Reliability.UNCERTAIN, Reliability.CONTRADICTED):
-        factor = 1.0 - (1.0 - factor) * certainty
+    factor = 1.0 - (1.0 - RELIABILITY_FACTOR[reliability]) * certainty
     return max(RELIABILITY_FLOOR, factor)
 
 
-def _mark_certainty(pool: list[Memory]) -> dict[uuid.UUID, float]:
-    """How sure the hub is of each disputed candidate's mark, from the records behind it (one query, if any).
+def _mark_certainty(candidates: list[Memory]) -> dict[uuid.UUID, float]:
+    """How sure the hub is of each marked candidate's mark, from the records behind it (one query, if any).
 
-    Certain (1.0): a person answered a card about it, or a rule settled it (a
-    resolution by a reviewer or by confidence dominance), or the detector gave
-    no probability. An unreviewed classifier flag: ``UNREVIEWED_CERTAINTY`` ×
-    its probability — the open card is the hub asking, not knowing.
+    Marks: uncertain, contradicted, and superseded. Certain (1.0): a person
+    answered (or skipped) a card about it, a reviewer or a rule settled it
+    (a reviewer's resolution, confidence dominance, a supersede by the rules
+    tier), or the detector gave no probability. An unreviewed classifier
+    verdict — an open flag, or a temporal supersede the classifier decided on
+    its own — counts ``UNREVIEWED_CERTAINTY`` × its probability. A supersede
+    with no record behind it (a person's or an agent's explicit supersede) is certain.
     """
-    disputed = {m.pk for m in pool if m.reliability in (Reliability.UNCERTAIN, Reliability.CONTRADICTED)}
-    if not disputed:
+    marked = {m.pk: m for m in candidates if m.reliability in DISPUTED or m.superseded_by_id is not None}
+    if not marked:
         return {}
     records = (
-        Uncertainty.objects.filter(Q(memory_a_id__in=disputed) | Q(memory_b_id__in=disputed))
+        Uncertainty.objects.filter(Q(memory_a_id__in=marked) | Q(memory_b_id__in=marked))
         .annotate(reviewed=Exists(Answer.objects.filter(card__uncertainty=OuterRef("pk"))))
-        .values_list("memory_a_id", "memory_b_id", "resolution_strategy", "probability", "reviewed")
+        .values_list("memory_a_id", "memory_b_id", "resolution_strategy", "detector", "probability", "reviewed")
     )
-    settled_by_rule = {ResolutionStrategy.USER_CLARIFIED, ResolutionStrategy.CONFIDENCE_DOMINANCE}
+    settled = {ResolutionStrategy.USER_CLARIFIED, ResolutionStrategy.CONFIDENCE_DOMINANCE}
     found: dict[uuid.UUID, float] = {}
-    for a, b, strategy, probability, reviewed in records:
-        if reviewed or strategy in settled_by_rule or probability is None:
+    for a, b, strategy, detector, probability, reviewed in records:
+        if reviewed or strategy in settled or probability is None or detector == "rules":
             certainty = 1.0
         else:
             certainty = UNREVIEWED_CERTAINTY * float(probability)
         for pk in (a, b):
-            if pk in disputed:
-                found[pk] = max(found.get(pk, 0.0), certainty)
+            memory = marked.get(pk)
+            if memory is None:
+                continue
+            # A superseded fact's mark is the supersede: only the record that decided it speaks for it.
+            if memory.superseded_by_id is not None and strategy != ResolutionStrategy.TEMPORAL_SUPERSEDE:
+                continue
+            found[pk] = max(found.get(pk, 0.0), certainty)
     # A mark with no record behind it (set by hand, or by a job that keeps none) is taken as given.
-    return {pk: found.get(pk, 1.0) for pk in disputed}
+    return {pk: found.get(pk, 1.0) for pk in marked}
 
 
 def recency(memory: Memory, reference: dt.datetime) -> float:

@@ -192,3 +192,38 @@ def test_a_question_about_a_past_month_finds_what_was_true_then(workspace: Works
     assert porto.pk not in [h.memory.pk for h in now]  # the chain head stands in for it
     assert then[0].memory.pk == porto.pk
     assert then[0].parts.reliability_factor == 1.0  # superseded after May: the belief then
+
+
+@pytest.mark.django_db
+def test_a_classifiers_unreviewed_supersede_leaves_the_old_fact_findable_below_its_head(workspace: Workspace) -> None:
+    sister = remember(workspace, "Lysander: my sister Benedetta opened a little café", valid_from=day(2))
+    later = remember(workspace, "Lysander: I relocated to Galway at last", valid_from=day(5))
+    memory_supersede(old=sister, new=later, actor=Actor.system("detector"), automatic=True)
+    Uncertainty.objects.create(
+        workspace=workspace, memory_a=sister, memory_a_kind="fact", memory_b=later, memory_b_kind="fact",
+        uncertainty_type="contradiction", severity="high", detection_context="ingestion", detector="classifier",
+        probability=0.6, state="resolved", resolution_strategy="temporal_supersede",
+    )  # fmt: skip
+
+    hits = recall(workspace=workspace, query=RecallQuery(query="What did Lysander's sister open?", touch=False))
+
+    by_id = {h.memory.pk: h for h in hits}
+    assert by_id[later.pk].replaces == sister.pk  # the head still stands in for it, first
+    assert [h.memory.pk for h in hits][:2] == [later.pk, sister.pk]
+    assert by_id[sister.pk].parts.reliability_factor == pytest.approx(1 - 0.8 * 0.5 * 0.6)
+
+
+@pytest.mark.django_db
+def test_a_supersede_by_a_rule_or_a_person_hides_the_old_fact(workspace: Workspace) -> None:
+    old = remember(workspace, "The user lives in Porto", valid_from=day(2))
+    new = remember(workspace, "The user moved to Lisbon", valid_from=day(5))
+    memory_supersede(old=old, new=new, actor=Actor.system("detector"), automatic=True)
+    Uncertainty.objects.create(
+        workspace=workspace, memory_a=old, memory_a_kind="fact", memory_b=new, memory_b_kind="fact",
+        uncertainty_type="contradiction", severity="high", detection_context="ingestion", detector="rules",
+        probability=0.9, state="resolved", resolution_strategy="temporal_supersede",
+    )  # fmt: skip
+
+    hits = recall(workspace=workspace, query=RecallQuery(query="Where does the user live?", touch=False))
+
+    assert old.pk not in [h.memory.pk for h in hits]
