@@ -3,20 +3,27 @@
 Two candidate pools — nearest neighbours on the HNSW index and a full-text
 match — are merged, scored, de-duplicated and expanded along links:
 
-    score = (α·cosine + β·lexical + γ·recency·relevant + δ·importance + ε·confidence)
-            × max(floor, reliability factor)
+    score = (α·cosine + β·lexical + δ·importance + ε·confidence) × max(floor, reliability factor)
+            + γ·recency within the subject × the same factor
 
-``recency = exp(−λ·age_days)`` with the same λ as the decay job, weighted by
-``relevant = min(1, max(cosine, lexical) / 0.5)``: it orders the facts that
-answer the query and lifts no unrelated fact for being new. Age is
-counted from ``valid_from`` (when the fact became true) back from the newest
-candidate in the pool, not from the wall clock: recency only has to order the
-candidates, and two facts a year apart that are both a decade old would
-otherwise both score zero. So the newer of two near-identical facts wins.
+``lexical`` is BM25 with each word's document frequency over the whole
+workspace, as a share of what a fact holding every query word would score: a
+fact holding the query's rare words scores near 1, one sharing only a word
+most facts hold scores near 0, whatever else the pool holds.
+
+Recency orders statements about one subject (the same ``key``, or
+near-duplicates): the statement in effect — the newest, or for a query that
+names a past month the last one made by then — counts 1, its older siblings
+``exp(−λ·days)`` with the decay job's λ; a fact alone in its subject counts 1, so
+no fact is lifted over another subject's answer for being new.
 
 The reliability factor (reliable 1.0, uncertain 0.6, contradicted 0.4,
 superseded 0.2) has a floor of 0.3 so an important disputed fact still
-surfaces — carrying its flag and the other side of the dispute.
+surfaces — carrying its flag and the other side of the dispute. A dispute
+mark's penalty scales with how sure the hub is of it: in full once a person
+reviewed it or a rule settled it, at half the classifier's probability while it
+is an unreviewed flag. The weights were fitted on the tuning conversations of
+bench/retrieval.py (bench/retrieval_fit.py); docs/RECALL.md has the figures.
 """
 
 from __future__ import annotations
@@ -37,11 +44,11 @@ import snowballstemmer
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection, transaction
-from django.db.models import F, Q, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from django.db.models.functions import Now
 from pgvector.django import CosineDistance
 
-from conflicts.models import Uncertainty, UncertaintyState, UncertaintyType
+from conflicts.models import Answer, ResolutionStrategy, Uncertainty, UncertaintyState, UncertaintyType
 from memories.embeddings import DIMENSIONS, embed_text
 from memories.models import LIVE_STATUSES, Link, Memory, Reliability
 from memories.selectors import memories_load_vectors
@@ -55,6 +62,12 @@ RELIABILITY_FACTOR = {
     Reliability.SUPERSEDED: 0.2,
 }
 RELIABILITY_FLOOR = 0.3
+DISPUTED = (Reliability.UNCERTAIN, Reliability.CONTRADICTED)
+# How sure the hub is of a dispute mark (uncertain, contradicted) scales its penalty: a person's review
+# or a rule's decision is certain (1.0); a classifier's unreviewed flag counts at its probability times
+# this. On the conversation benchmark detection flagged ordinary chat lines, and the full penalty cost
+# dense search 5 points of hit@10 (issue 22).
+UNREVIEWED_CERTAINTY = 0.5
 # Two results at least this similar say the same thing: keep the most confident.
 DUPLICATE_COSINE = 0.8
 SAME_CONFIDENCE = 0.05
@@ -103,9 +116,15 @@ LexicalBackend = Literal["local_bm25", "postgres"]
 
 @dataclass(frozen=True)
 class Weights:
+    """Fitted on bench/retrieval.py's tuning conversations by bench/retrieval_fit.py (2026-11-25).
+
+    The grid's best hit@10 over both ingestion forms: 0.771, against 0.764 for the
+    hand-set 0.50/0.20/0.15/0.05/0.10; the confidence weight tied from 0 to 0.10.
+    """
+
     cosine: float = 0.50
-    lexical: float = 0.20
-    recency: float = 0.15
+    lexical: float = 0.30
+    recency: float = 0.10
     importance: float = 0.05
     confidence: float = 0.10
 
@@ -164,6 +183,8 @@ class ScoreParts:
     importance: float = 0.0
     confidence: float = 0.0
     reliability_factor: float = 1.0
+    # exp(−λ·days from the statement in effect about the same subject); 1 when alone in its subject.
+    subject_recency: float = 1.0
 
 
 @dataclass
@@ -185,12 +206,37 @@ class Hit:
 
 def recall(*, workspace: Workspace, query: RecallQuery, query_vector: np.ndarray[Any, Any] | None = None) -> list[Hit]:
     """Rank the workspace's facts for ``query``; see the module docstring."""
+    hits = ranked_pool(workspace=workspace, query=query, query_vector=query_vector)
+    if not hits:
+        return []
+    period = query_period(query.query) if query.as_of is None else None
+    # Hits are compared with each other only near the top: that is where results come from.
+    compared = max(COMPARED_HITS, 3 * query.k)
+    hits = _newer_first(hits[:compared], period) + hits[compared:]
+    results = _diverse(hits, query.k, period) if query.diversity else hits[: query.k]
+    if query.expand:
+        results += _expansions(results, query.expand)
+    _annotate_disputes(results)
+    if query.touch:
+        _touch([h.memory.pk for h in results])
+    return results
+
+
+def ranked_pool(
+    *, workspace: Workspace, query: RecallQuery, query_vector: np.ndarray[Any, Any] | None = None
+) -> list[Hit]:
+    """Every candidate, scored and sorted, before the top hits are compared with each other.
+
+    bench/retrieval_fit.py re-weights these scores' parts to learn the default weights.
+    """
     weights = Weights.for_workspace(workspace, query.weights)
     if query.mode == "semantic":
         weights = Weights(cosine=1.0, lexical=0.0, recency=0.0, importance=0.0, confidence=0.0)
     if query_vector is None:
         query_vector = embed_text(query.query)
     pool_size = max(40, query.k * 4)
+    # "Where did she live in May 2023?" asks about then: what was superseded since still answers it.
+    period = query_period(query.query) if query.as_of is None else None
 
     base = _filtered(workspace, query)
     with transaction.atomic():
@@ -200,32 +246,49 @@ def recall(*, workspace: Workspace, query: RecallQuery, query_vector: np.ndarray
             for memory in _lexical_candidates(base, query.query, pool_size, query_vector):
                 candidates.setdefault(memory.pk, memory)
     matched = candidates
+    certainty = _mark_certainty(list(matched.values()))
     replaced: dict[uuid.UUID, uuid.UUID] = {}
     if not query.include_superseded and query.as_of is None:
         candidates, replaced = _replace_by_chain_heads(candidates, query)
+        # A classifier's unreviewed supersede is a guess: the old fact stays beside its head, penalised
+        # by how sure the guess is; so does one in effect during the month a query asks about.
+        kept = {
+            pk: m
+            for pk, m in matched.items()
+            if m.superseded_by_id is not None
+            and (certainty.get(pk, 1.0) < 1.0 or (period is not None and _in_effect_during(m, period)))
+        }
+        candidates = {**candidates, **kept}
     if not candidates:
         return []
 
     pool = list(candidates.values())
     stand_ins = {head: matched[origin] for head, origin in replaced.items()}
-    lexical = _lexical_scores(query, pool + list(stand_ins.values()))
+    lexical = _lexical_scores(query, pool + list(stand_ins.values()), base, workspace) if weights.lexical > 0 else {}
     newest = max(m.valid_from for m in pool)
-    hits = [_score(m, query_vector, lexical, weights, newest, query, origin=stand_ins.get(m.pk)) for m in pool]
+    heads = [m for m in pool if m.pk not in matched]
+    if any(m.reliability in DISPUTED for m in heads):
+        certainty.update(_mark_certainty(heads))
+    as_of = query.as_of or (period.end if period else None)
+    hits = [
+        _score(m, query_vector, lexical, weights, newest, as_of, certainty, origin=stand_ins.get(m.pk)) for m in pool
+    ]
     for hit in hits:
         hit.replaces = replaced.get(hit.memory.pk)
+    hits.sort(key=_order)
+    if weights.recency > 0:
+        # Recency orders statements about one subject; it is no pull across subjects.
+        compared = max(COMPARED_HITS, 3 * query.k)
+        top = hits[:compared]
+        memories_load_vectors([h.memory for h in top])
+        _add_subject_recency(top, weights.recency, period)
+        hits = sorted(top, key=_order) + hits[compared:]
+    return hits
+
+
+def _order(hit: Hit) -> tuple[float, float, float]:
     # Ties: more important first, then newer.
-    hits.sort(key=lambda h: (-h.score, -h.memory.importance, -h.memory.recorded_at.timestamp()))
-    # Hits are compared with each other only near the top: that is where results come from.
-    compared = max(COMPARED_HITS, 3 * query.k)
-    memories_load_vectors([h.memory for h in hits[:compared]])
-    hits = _newer_first(hits[:compared]) + hits[compared:]
-    results = _diverse(hits, query.k) if query.diversity else hits[: query.k]
-    if query.expand:
-        results += _expansions(results, query.expand)
-    _annotate_disputes(results)
-    if query.touch:
-        _touch([h.memory.pk for h in results])
-    return results
+    return (-hit.score, -hit.memory.importance, -hit.memory.recorded_at.timestamp())
 
 
 def _filtered(workspace: Workspace, query: RecallQuery) -> QuerySet[Memory]:
@@ -344,14 +407,14 @@ def _table_statistic(name: str, fetch: Callable[[], Any]) -> Any:
     return value
 
 
-def _common_lexemes() -> frozenset[str]:
-    """Lexemes in more than ``COMMON_LEXEME_SHARE`` of all facts, from ANALYZE's statistics (cached)."""
+def _common_lexemes() -> dict[str, float]:
+    """Lexemes in more than ``COMMON_LEXEME_SHARE`` of all facts and their share, from ANALYZE's statistics (cached)."""
 
-    def fetch() -> frozenset[str]:
+    def fetch() -> dict[str, float]:
         with connection.cursor() as cursor:
             cursor.execute(
                 """
-                SELECT element
+                SELECT element, share
                 FROM pg_stats
                 JOIN pg_class ON pg_class.relname = pg_stats.tablename
                 CROSS JOIN unnest(most_common_elems::text::text[], most_common_elem_freqs) AS s(element, share)
@@ -360,9 +423,9 @@ def _common_lexemes() -> frozenset[str]:
                 """,
                 [COMMON_LEXEME_SHARE, COMMON_LEXEME_MIN_FACTS],
             )
-            return frozenset(row[0] for row in cursor.fetchall())
+            return {row[0]: float(row[1]) for row in cursor.fetchall()}
 
-    common: frozenset[str] = _table_statistic("common_lexemes", fetch)
+    common: dict[str, float] = _table_statistic("common_lexemes", fetch)
     return common
 
 
@@ -449,7 +512,9 @@ def _passes(memory: Memory, query: RecallQuery) -> bool:
     )
 
 
-def _lexical_scores(query: RecallQuery, pool: list[Memory]) -> dict[uuid.UUID, float]:
+def _lexical_scores(
+    query: RecallQuery, pool: list[Memory], base: QuerySet[Memory], workspace: Workspace
+) -> dict[uuid.UUID, float]:
     if query.lexical_backend == "postgres":
         words = sorted(set(_tokens(query.query)))
         if not words:
@@ -470,7 +535,86 @@ def _lexical_scores(query: RecallQuery, pool: list[Memory]) -> dict[uuid.UUID, f
         )
         top = max(ranks.values(), default=0.0) or 1.0
         return {pk: float(rank) / top for pk, rank in ranks.items()}
-    return local_bm25(bm25_terms(query.query, query=True), {m.pk: bm25_terms(m.text) for m in pool})
+    terms = bm25_terms(query.query, query=True)
+    documents = {m.pk: bm25_terms(m.text) for m in pool}
+    if not terms or not documents:
+        return {}
+    size = max(_workspace_size(workspace), len(documents))
+    frequencies = _document_frequencies(base, sorted(set(terms)), size)
+    return workspace_bm25(terms, documents, frequencies, size)
+
+
+def workspace_bm25(
+    query_terms: list[str],
+    documents: dict[uuid.UUID, list[str]],
+    frequencies: dict[str, int],
+    size: int,
+    *,
+    k1: float = 1.2,
+    b: float = 0.75,
+) -> dict[uuid.UUID, float]:
+    """BM25 with IDF over the whole workspace, as a share of what a fact holding every query word scores.
+
+    A fact that holds the query's rare words scores near 1 whatever else the
+    pool holds; one sharing only a word half the workspace uses ("Caroline" in
+    a conversation with Caroline) scores near 0. With pool-local IDF normalised
+    to the pool's best, that best was 1 however weak its match: BM25 over the
+    whole conversation beat the hub's hybrid by 9 points on raw turns (issue 22).
+    A word no stored fact holds (the pool's own statistics do not know it either)
+    counts as if one fact held it.
+    """
+    pool_frequency: Counter[str] = Counter()
+    for terms in documents.values():
+        pool_frequency.update(set(terms))
+    unique = sorted(set(query_terms))
+    idf = {}
+    for term in unique:
+        df = min(size, max(frequencies.get(term, 0), pool_frequency[term], 1))
+        idf[term] = math.log(1 + (size - df + 0.5) / (df + 0.5))
+    ideal = sum(idf.values())
+    if ideal <= 0:
+        return {}
+    avg_len = sum(len(d) for d in documents.values()) / len(documents) or 1.0
+    scores: dict[uuid.UUID, float] = {}
+    for pk, terms in documents.items():
+        counts = Counter(terms)
+        score = 0.0
+        for term in unique:
+            tf = counts.get(term, 0)
+            if tf:
+                score += idf[term] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * len(terms) / avg_len))
+        scores[pk] = min(1.0, score / ideal)
+    return scores
+
+
+def _document_frequencies(base: QuerySet[Memory], terms: list[str], size: int) -> dict[str, int]:
+    """How many of the workspace's facts hold each term: the planner's share for common words, else counted.
+
+    The count is one query over the facts holding any of the rare terms (the
+    GIN index finds them; rare words are in few facts by definition); a common
+    word's share of the whole table stands for its share of the workspace.
+    """
+    common = _common_lexemes()
+    frequencies = {t: int(common[t] * size) for t in terms if t in common}
+    rare = [t for t in terms if t not in common]
+    if rare:
+        queries = [SearchQuery(_quoted(t), search_type="raw", config="simple") for t in rare]
+        any_term = SearchQuery(" | ".join(_quoted(t) for t in rare), search_type="raw", config="simple")
+        counts = base.filter(search_vector=any_term).aggregate(
+            **{f"t{i}": Count("pk", filter=Q(search_vector=q)) for i, q in enumerate(queries)}
+        )
+        frequencies.update({t: int(counts[f"t{i}"] or 0) for i, t in enumerate(rare)})
+    return frequencies
+
+
+def _workspace_size(workspace: Workspace) -> int:
+    """The workspace's live facts (counted, then cached like the table statistics)."""
+
+    def fetch() -> int:
+        return Memory.objects.filter(workspace=workspace, status__in=LIVE_STATUSES).count()
+
+    size: int = _table_statistic(f"workspace_size:{workspace.pk}", fetch)
+    return size
 
 
 def local_bm25(
@@ -500,7 +644,8 @@ def local_bm25(
     return {pk: (s / top if top > 0 else 0.0) for pk, s in scores.items()}
 
 
-def reliability_factor(memory: Memory, as_of: dt.datetime | None = None) -> float:
+def reliability_factor(memory: Memory, as_of: dt.datetime | None = None, certainty: float = 1.0) -> float:
+    """The score factor for the fact's reliability; a dispute mark's penalty scales with ``certainty``."""
     reliability = Reliability(memory.reliability)
     # Looking back, a fact superseded later was still the belief at the time.
     if (
@@ -509,7 +654,46 @@ def reliability_factor(memory: Memory, as_of: dt.datetime | None = None) -> floa
         and (memory.superseded_at is None or memory.superseded_at > as_of)
     ):
         reliability = Reliability.RELIABLE
-    return max(RELIABILITY_FLOOR, RELIABILITY_FACTOR[reliability])
+    factor = 1.0 - (1.0 - RELIABILITY_FACTOR[reliability]) * certainty
+    return max(RELIABILITY_FLOOR, factor)
+
+
+def _mark_certainty(candidates: list[Memory]) -> dict[uuid.UUID, float]:
+    """How sure the hub is of each marked candidate's mark, from the records behind it (one query, if any).
+
+    Marks: uncertain, contradicted, and superseded. Certain (1.0): a person
+    answered (or skipped) a card about it, a reviewer or a rule settled it
+    (a reviewer's resolution, confidence dominance, a supersede by the rules
+    tier), or the detector gave no probability. An unreviewed classifier
+    verdict — an open flag, or a temporal supersede the classifier decided on
+    its own — counts ``UNREVIEWED_CERTAINTY`` × its probability. A supersede
+    with no record behind it (a person's or an agent's explicit supersede) is certain.
+    """
+    marked = {m.pk: m for m in candidates if m.reliability in DISPUTED or m.superseded_by_id is not None}
+    if not marked:
+        return {}
+    records = (
+        Uncertainty.objects.filter(Q(memory_a_id__in=marked) | Q(memory_b_id__in=marked))
+        .annotate(reviewed=Exists(Answer.objects.filter(card__uncertainty=OuterRef("pk"))))
+        .values_list("memory_a_id", "memory_b_id", "resolution_strategy", "detector", "probability", "reviewed")
+    )
+    settled = {ResolutionStrategy.USER_CLARIFIED, ResolutionStrategy.CONFIDENCE_DOMINANCE}
+    found: dict[uuid.UUID, float] = {}
+    for a, b, strategy, detector, probability, reviewed in records:
+        if reviewed or strategy in settled or probability is None or detector == "rules":
+            certainty = 1.0
+        else:
+            certainty = UNREVIEWED_CERTAINTY * float(probability)
+        for pk in (a, b):
+            memory = marked.get(pk)
+            if memory is None:
+                continue
+            # A superseded fact's mark is the supersede: only the record that decided it speaks for it.
+            if memory.superseded_by_id is not None and strategy != ResolutionStrategy.TEMPORAL_SUPERSEDE:
+                continue
+            found[pk] = max(found.get(pk, 0.0), certainty)
+    # A mark with no record behind it (set by hand, or by a job that keeps none) is taken as given.
+    return {pk: found.get(pk, 1.0) for pk in marked}
 
 
 def recency(memory: Memory, reference: dt.datetime) -> float:
@@ -538,7 +722,8 @@ def _score(
     lexical: dict[uuid.UUID, float],
     weights: Weights,
     reference: dt.datetime,
-    q: RecallQuery,
+    as_of: dt.datetime | None,
+    certainty: dict[uuid.UUID, float],
     *,
     origin: Memory | None = None,
 ) -> Hit:
@@ -548,6 +733,9 @@ def _score(
     answer to the same question, though often in other words ("moved from
     Bristol to Bath" for "lives in Bristol"): relevance (cosine, lexical) is
     the better of the two, everything else is the head's own.
+
+    Recency is not in this score: it orders statements about one subject
+    (:func:`_add_subject_recency`) once the top hits are compared.
     """
     cosine = _query_cosine(memory, vector)
     lexical_score = lexical.get(memory.pk, 0.0)
@@ -560,20 +748,107 @@ def _score(
         recency=recency(memory, reference),
         importance=memory.importance,
         confidence=memory.confidence,
-        reliability_factor=reliability_factor(memory, q.as_of),
+        reliability_factor=reliability_factor(memory, as_of, certainty.get(memory.pk, 1.0)),
     )
     linear = (
         weights.cosine * parts.cosine
         + weights.lexical * parts.lexical
-        + weights.recency * parts.recency * min(1.0, max(parts.cosine, parts.lexical) / RELEVANT)
         + weights.importance * parts.importance
         + weights.confidence * parts.confidence
     )
     return Hit(memory=memory, score=linear * parts.reliability_factor, parts=parts, reliability=memory.reliability)
 
 
-def _diverse(hits: list[Hit], k: int) -> list[Hit]:
-    """Collapse near-duplicates (cosine ≥ 0.8) to one member, keeping k results.
+def _add_subject_recency(hits: list[Hit], weight: float, period: Period | None) -> None:
+    """Add ``weight`` × recency within the hit's subject to each hit's score (× its reliability factor).
+
+    A subject is a set of hits with the same ``key``, or near-duplicates of each
+    other (cosine ≥ ``DUPLICATE_COSINE``): statements of one thing at different
+    times. The statement in effect — the newest, or for a query about a past
+    month the last one made by then — counts 1; the others
+    ``exp(−λ·days from it)``. A hit alone in its subject counts 1, so a new
+    fact about something else gains nothing over an older answer.
+    """
+    if not hits:
+        return
+    cosine = _cosines(hits)
+    group = list(range(len(hits)))
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            group[i] = group[group[i]]
+            i = group[i]
+        return i
+
+    for i in range(len(hits)):
+        for j in range(i + 1, len(hits)):
+            a, b = hits[i].memory, hits[j].memory
+            if (a.key and a.key == b.key) or cosine[i, j] >= DUPLICATE_COSINE:
+                group[root(j)] = root(i)
+    members: dict[int, list[int]] = {}
+    for i in range(len(hits)):
+        members.setdefault(root(i), []).append(i)
+    for indexes in members.values():
+        in_effect = max(indexes, key=lambda i: _effect_key(hits[i].memory, period))
+        for i in indexes:
+            hit = hits[i]
+            days = abs((hits[in_effect].memory.valid_from - hit.memory.valid_from).total_seconds()) / 86400
+            within = math.exp(-settings.MEMORYHUB_DECAY_LAMBDA * days)
+            hit.parts.subject_recency = within
+            hit.score += weight * within * hit.parts.reliability_factor
+
+
+@dataclass(frozen=True)
+class Period:
+    """A month a query asks about: [start, end)."""
+
+    start: dt.datetime
+    end: dt.datetime
+
+
+MONTHS = (
+    "january february march april may june july august september october november december".split()  # noqa: SIM905
+)
+# "in May 2023", "during September of 2023", "March, 2024": a month with its year (a bare "may" is a verb).
+PERIOD = re.compile(r"\b(" + "|".join(MONTHS) + r")(?:\s+of)?,?\s+(\d{4})\b", re.IGNORECASE)
+
+
+def query_period(text: str) -> Period | None:
+    """The month a text names with its year, if any: a query about then, or a fact dated in its own words."""
+    match = PERIOD.search(text)
+    if match is None:
+        return None
+    start = dt.datetime(int(match.group(2)), MONTHS.index(match.group(1).lower()) + 1, 1, tzinfo=dt.UTC)
+    return Period(start, (start + dt.timedelta(days=32)).replace(day=1))
+
+
+def _in_effect_during(memory: Memory, period: Period) -> bool:
+    return memory.valid_from < period.end and (memory.valid_to is None or memory.valid_to > period.start)
+
+
+def _effect_key(memory: Memory, period: Period | None) -> tuple[bool, float]:
+    """Larger for the statement in effect: the newest, or for a past month the last made by its end.
+
+    A fact that dates itself in its text ("moved to Porto in May 2023") counts from that month.
+    """
+    said = query_period(memory.text)
+    when = said.start if said is not None and said.start < memory.valid_from else memory.valid_from
+    if period is None:
+        return (True, when.timestamp())
+    by_then = when < period.end
+    return (by_then, when.timestamp() if by_then else -when.timestamp())
+
+
+def _diverse(hits: list[Hit], k: int, period: Period | None = None) -> list[Hit]:
+    """Collapse near-duplicates (cosine ≥ 0.8) that say the same thing to one member, keeping k results.
+
+    Two near-duplicates say the same thing when one's words hold no more than
+    one term the other lacks on each side: a restatement, or one value changed
+    (an answer and its update: "the Growth plan costs $29" / "$39"). Facts with the
+    same ``key`` are always one subject; with different keys, never. Two
+    similar sentences that differ in more ("Ana travelled to Kyoto for the
+    cherry blossoms" / "Bo travelled to Oaxaca for the Day of the Dead") carry
+    different information and both stay.
 
     The member kept is the most confident one; between equally confident
     statements (within ``SAME_CONFIDENCE``) that rank alike (within
@@ -587,13 +862,13 @@ def _diverse(hits: list[Hit], k: int) -> list[Hit]:
     limit = min(len(hits), max(COMPARED_HITS, 3 * k))
     while True:
         memories_load_vectors([h.memory for h in hits[:limit]])
-        chosen = _collapse(hits[:limit], k)
+        chosen = _collapse(hits[:limit], k, period)
         if len(chosen) >= k or limit == len(hits):
             return chosen
         limit = min(len(hits), limit + COMPARED_HITS)
 
 
-def _collapse(hits: list[Hit], k: int) -> list[Hit]:
+def _collapse(hits: list[Hit], k: int, period: Period | None = None) -> list[Hit]:
     similar = _near_duplicates(hits)
     chosen: list[int] = []  # indexes into hits
     dropped: list[int] = []
@@ -601,10 +876,10 @@ def _collapse(hits: list[Hit], k: int) -> list[Hit]:
         slot = next((n for n, j in enumerate(chosen) if similar[i, j]), None)
         if slot is None:
             # An older copy of a statement dropped above is outdated, not a fresh result.
-            if len(chosen) < k and not any(similar[i, j] and _updates(hits[j], hit) for j in dropped):
+            if len(chosen) < k and not any(similar[i, j] and _updates(hits[j], hit, period) for j in dropped):
                 chosen.append(i)
             continue
-        if _preferred(hit, hits[chosen[slot]]):
+        if _preferred(hit, hits[chosen[slot]], period):
             dropped.append(chosen[slot])
             chosen[slot] = i
         else:
@@ -612,7 +887,7 @@ def _collapse(hits: list[Hit], k: int) -> list[Hit]:
     return [hits[i] for i in chosen]
 
 
-def _newer_first(hits: list[Hit]) -> list[Hit]:
+def _newer_first(hits: list[Hit], period: Period | None = None) -> list[Hit]:
     """Two statements that answer the same question about equally well: the newer one goes first.
 
     "Who runs the platform team?" — "Ana runs it" (March) and "Bo runs it"
@@ -620,7 +895,8 @@ def _newer_first(hits: list[Hit]) -> list[Hit]:
     ``SAME_STREAM_QUESTION_COSINE`` when one agent wrote both in one scope),
     equally confident and score within ``SAME_SCORE``: recency alone barely
     separates facts that are both old, so the later statement is moved just
-    above the earlier one. A clearly better match keeps its place.
+    above the earlier one. A clearly better match keeps its place. For a
+    query about a past month, "newer" is the statement in effect then.
     """
     if len(hits) < 2:
         return hits
@@ -630,7 +906,7 @@ def _newer_first(hits: list[Hit]) -> list[Hit]:
         position = ordered.index(j)
         for slot in range(position):
             i = ordered[slot]
-            if _same_question(hits[i], hits[j], cosine[i, j]) and _updates(hits[j], hits[i]):
+            if _same_question(hits[i], hits[j], cosine[i, j]) and _updates(hits[j], hits[i], period):
                 ordered.insert(slot, ordered.pop(position))
                 break
     return [hits[i] for i in ordered]
@@ -645,18 +921,29 @@ def _same_question(a: Hit, b: Hit, cosine: float) -> bool:
     return same_stream and cosine >= SAME_STREAM_QUESTION_COSINE
 
 
-def _updates(newer: Hit, older: Hit) -> bool:
+def _updates(newer: Hit, older: Hit, period: Period | None = None) -> bool:
     return (
-        newer.memory.valid_from > older.memory.valid_from
+        _effect_key(newer.memory, period) > _effect_key(older.memory, period)
         and abs(newer.memory.confidence - older.memory.confidence) <= SAME_CONFIDENCE
         and older.score - newer.score <= SAME_SCORE
     )
 
 
 def _near_duplicates(hits: list[Hit]) -> np.ndarray[Any, Any]:
-    """Which pairs of hits are near-duplicates."""
+    """Which pairs of hits are near-duplicates that say the same thing (see :func:`_diverse`)."""
     similar: np.ndarray[Any, Any] = _cosines(hits) >= DUPLICATE_COSINE
+    terms = [set(bm25_terms(h.memory.text)) for h in hits]
+    for i, j in zip(*np.nonzero(similar), strict=True):
+        if i < j and not _same_information(hits[i].memory, hits[j].memory, terms[i], terms[j]):
+            similar[i, j] = similar[j, i] = False
     return similar
+
+
+def _same_information(a: Memory, b: Memory, a_terms: set[str], b_terms: set[str]) -> bool:
+    """A restatement or an update of one value: at most one term on each side the other lacks."""
+    if a.key and b.key:
+        return a.key == b.key
+    return len(a_terms - b_terms) <= 1 and len(b_terms - a_terms) <= 1
 
 
 def _cosines(hits: list[Hit]) -> np.ndarray[Any, Any]:
@@ -669,11 +956,11 @@ def _cosines(hits: list[Hit]) -> np.ndarray[Any, Any]:
     return cosines
 
 
-def _preferred(candidate: Hit, kept: Hit) -> bool:
+def _preferred(candidate: Hit, kept: Hit, period: Period | None = None) -> bool:
     new, old = candidate.memory, kept.memory
     if abs(new.confidence - old.confidence) > SAME_CONFIDENCE:
         return new.confidence > old.confidence
-    return kept.score - candidate.score <= SAME_SCORE and new.valid_from > old.valid_from
+    return kept.score - candidate.score <= SAME_SCORE and _effect_key(new, period) > _effect_key(old, period)
 
 
 def _expansions(results: list[Hit], spec: Expand) -> list[Hit]:

@@ -59,7 +59,7 @@ def test_a_ticket_key_in_every_fact_does_not_outvote_the_word_that_tells_them_ap
     hits = recall(workspace=workspace, query=RecallQuery(query="INC-2291 root cause", weights={"cosine": 0.0}))
 
     assert hits[0].memory.pk == cause.pk
-    assert hits[0].parts.lexical == 1.0
+    assert hits[0].parts.lexical == max(h.parts.lexical for h in hits)
     assert next(h for h in hits if h.memory.pk == roles.pk).parts.lexical < 1.0
 
 
@@ -70,7 +70,8 @@ def test_an_inflected_word_counts_as_a_lexical_match(workspace: Workspace) -> No
     hits = recall(workspace=workspace, query=RecallQuery(query="restore"))
 
     by_id = {h.memory.pk: h for h in hits}
-    assert by_id[inflected.pk].parts.lexical == 1.0
+    # The fact holds the query's only word; BM25's length normalisation keeps it just under 1.
+    assert by_id[inflected.pk].parts.lexical == max(h.parts.lexical for h in hits) > 0.9
 
 
 def test_the_hnsw_search_beam_widens_with_the_index() -> None:
@@ -407,10 +408,11 @@ def test_recall_runs_the_same_few_queries_however_many_candidates(
     assert 0 < len(hits) <= 10  # near-identical facts collapse
 
 
-# candidates (2 + 2 settings), rare lexemes (1) and common-word statistics (1), vectors of the top
-# hits (1, and at most two more batches when near-duplicates crowd the top, as they do here),
-# disputes (2), touch (3 with its setting and savepoint): nothing per candidate.
-QUERIES_PER_RECALL = 16
+# candidates (2 + 2 settings), rare lexemes (1) and common-word statistics (1), the query words'
+# document frequencies (1) and the workspace's size (1, cached), vectors of the top hits (1, and at
+# most two more batches when near-duplicates crowd the top, as they do here), disputes (2), touch
+# (3 with its setting and savepoint): nothing per candidate. (A disputed candidate adds one: how sure.)
+QUERIES_PER_RECALL = 18
 
 
 def test_recency_does_not_lift_a_newer_fact_unrelated_to_the_query(workspace: Workspace) -> None:
