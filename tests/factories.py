@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import concurrent.futures
 from typing import Any
 
+import anyio
 import factory
 from django.contrib.auth import get_user_model
 from django.test import Client
@@ -64,3 +66,14 @@ def admin_of(workspace: Workspace, username: str = "ana") -> Client:
     client = Client()
     client.force_login(user)
     return client
+
+
+def run_async(function: Any, *args: Any) -> Any:
+    """``anyio.run(function, *args)`` on a thread of its own.
+
+    Playwright's sync API leaves an event loop running on the main thread once a
+    browser test has run, and ``asyncio.run``/``anyio.run`` refuse to start a
+    second loop there; a fresh thread has none, whatever ran before.
+    """
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(anyio.run, function, *args).result()

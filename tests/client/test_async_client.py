@@ -13,6 +13,7 @@ from memoryhub_client import AsyncMemoryHub, InvalidInput, NotFound, RetryEvent
 from memories.models import Memory as MemoryRow
 from tests.client.conftest import FAST_RETRIES
 from tests.conflicts.cards import pair_card
+from tests.factories import run_async
 from workspaces.models import AgentKey, ApiRateWindow
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -41,7 +42,7 @@ def test_the_async_client_commits_reads_pages_and_answers(live_server: Any, key:
                 invalid = exc.fields
             return locals()
 
-    got = asyncio.run(session())
+    got = run_async(session)
 
     assert got["fetched"].text == "The async client commits too"
     assert isinstance(got["fetched"].recorded_at, dt.datetime)
@@ -72,7 +73,7 @@ def test_the_async_client_waits_out_a_429(live_server: Any, key: tuple[AgentKey,
             await hub.remember("first")
             await hub.remember("second, after the wait")
 
-    asyncio.run(session())
+    run_async(session)
 
     assert [r.status_code for r in retries] == [429]
     assert window["asked"] == retries[0].retry_after

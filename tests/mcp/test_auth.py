@@ -6,12 +6,12 @@ import json
 import subprocess
 from typing import Any
 
-import anyio
 import httpx
 import pytest
 from django.test import Client as DjangoClient
 from mcp.shared.exceptions import MCPError
 
+from tests.factories import run_async
 from tests.mcp.conftest import Agent, LiveHub, http_client, stdio_parameters
 from tests.mcp.test_tools import call, error
 
@@ -57,7 +57,7 @@ def test_the_sdk_client_fails_to_connect_with_a_bad_key(hub: LiveHub, agent: Age
 
     # The SDK reports an HTTP 401 during its handshake as an MCPError, inside its task groups' exception groups.
     with pytest.raises(BaseExceptionGroup) as failure:
-        anyio.run(connect)
+        run_async(connect)
     assert failure.value.subgroup(MCPError) is not None
 
 
@@ -83,7 +83,7 @@ def test_a_tool_call_counts_against_the_key_s_rate_like_a_request(hub: LiveHub, 
             await call(client, "find_conflicts", {})
             return await error(client, "recall", {"query": "office"})
 
-    body = anyio.run(scenario)
+    body = run_async(scenario)
 
     assert body["code"] == "rate_limited"
     assert body["detail"].startswith("this agent key sent more than 2 requests this minute; wait ")

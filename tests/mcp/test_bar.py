@@ -17,6 +17,7 @@ from celery.contrib.testing.worker import start_worker
 
 from memories.models import Memory
 from memoryhub.celery import app
+from tests.factories import run_async
 from tests.mcp.conftest import Agent, LiveHub, http_client
 from tests.mcp.test_tools import call
 
@@ -60,7 +61,7 @@ def test_an_agent_sees_two_clashing_facts_as_a_conflict(hub: LiveHub, agent: Age
             hits = (await call(client, "recall", {"query": "Does the user eat meat?"}))["hits"]
             return tools, first, second, cards, hits
 
-    tools, first, second, cards, hits = anyio.run(scenario)
+    tools, first, second, cards, hits = run_async(scenario)
 
     assert {"remember", "recall", "find_conflicts"} <= set(tools)
     [clash] = second["conflicts"]

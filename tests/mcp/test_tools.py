@@ -22,6 +22,7 @@ from conflicts.services import conflict_resolve
 from memories.audit import Actor
 from memories.models import Memory
 from tests.conflicts.scripted import scripted
+from tests.factories import run_async
 from tests.mcp.conftest import Agent, Connect
 from tests.memories.recall_helpers import day, remember
 
@@ -75,7 +76,7 @@ def test_a_key_lists_the_tools_its_scopes_allow(connect: Connect, agent: Agent) 
         async with connect(agent.key) as client:
             return {tool.name: tool for tool in (await client.list_tools()).tools}
 
-    tools = anyio.run(listed)
+    tools = run_async(listed)
     assert set(tools) == READ_TOOLS | WRITE_TOOLS  # a new key reads and writes; answering needs its own scope
     for tool in tools.values():
         assert len(tool.description or "") > 40
@@ -89,9 +90,9 @@ def test_a_key_lists_the_tools_its_scopes_allow(connect: Connect, agent: Agent) 
     assert set(tools["supersede"].input_schema["required"]) == {"by", "memory_id"}
 
     agent.grant("answer")
-    assert set(anyio.run(listed)) == READ_TOOLS | WRITE_TOOLS | {"answer_conflict"}
+    assert set(run_async(listed)) == READ_TOOLS | WRITE_TOOLS | {"answer_conflict"}
     agent.only("read")
-    assert set(anyio.run(listed)) == READ_TOOLS
+    assert set(run_async(listed)) == READ_TOOLS
 
 
 def test_every_tool_and_resource_answers(connect: Connect, agent: Agent) -> None:
@@ -159,7 +160,7 @@ def test_every_tool_and_resource_answers(connect: Connect, agent: Agent) -> None
             assert answered["answer"] == "both"
         return seen
 
-    seen = anyio.run(scenario)
+    seen = run_async(scenario)
     # Reads answer exactly what the REST API answers for the same request at the same moment.
     mcp_check, rest_check = seen["check_action"]
     assert mcp_check == rest_check
@@ -218,7 +219,7 @@ def test_errors_are_tool_errors_with_the_api_s_detail_and_code(connect: Connect,
             with pytest.raises(MCPError):
                 await client.read_resource("memoryhub://elsewhere/1")
 
-    anyio.run(scenario)
+    run_async(scenario)
     # The REST API answers the same for the same mistakes.
     assert (
         rest(agent, "POST", f"/memories/{missing}/restore", {})["detail"] == "no memory with this id in the workspace"
@@ -232,7 +233,7 @@ def test_a_read_only_key_cannot_write(connect: Connect, agent: Agent) -> None:
         async with connect(agent.key) as client:
             return await error(client, "remember", {"text": "The office is in Berlin"})
 
-    assert anyio.run(scenario) == {
+    assert run_async(scenario) == {
         "detail": "this agent key lacks the 'write' scope (it has: read); ask a workspace admin",
         "code": "forbidden",
     }
