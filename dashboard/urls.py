@@ -54,6 +54,7 @@ browser_patterns = (
             {"action": "supersede"},
             name="supersede",
         ),
+        path("memories/<uuid:memory_id>/subject/", browser.memory_subject_view, name="subject"),
         path("chains/", browser.chains_view, name="chains"),
     ],
     "browser",

@@ -14,7 +14,7 @@ from django.db import connection
 from django.db.models import Count, DateTimeField, Min, Q, QuerySet
 from django.utils import timezone
 
-from memories.models import LIVE_STATUSES, Link, Memory, Reliability, Status
+from memories.models import LIVE_STATUSES, Event, Link, Memory, Reliability, Status
 from memoryhub.errors import NotFound
 from memoryhub.storable import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from workspaces.models import Membership, Workspace
@@ -291,3 +291,33 @@ def memories_with_unreadable_timestamps(*, lock: bool = False) -> list[Unreadabl
         values = {column: str(text) for column, text in zip(outside, printed, strict=True) if text is not None}
         found.append(UnreadableTimestamps(memory_id=memory_id, workspace_id=workspace_id, values=values))
     return found
+
+
+def subject_corrections(*, workspace: Workspace | None = None) -> list[dict[str, str]]:
+    """Reviewers' subject corrections as training rows: the text, what the hub read, what the reviewer set.
+
+    Read from the ``memory.subject_correct`` events (append-only), oldest first; a
+    fact corrected twice gives two rows, the later one the better label.
+    """
+    events = Event.objects.filter(verb="memory.subject_correct").select_related("memory").order_by("created_at", "pk")
+    if workspace is not None:
+        events = events.filter(workspace=workspace)
+    rows = []
+    for event in events:
+        change = next((c for c in event.changes if c.get("model") == "memories.memory"), None)
+        if change is None or event.memory is None:
+            continue
+        before, after = change.get("before", {}), change.get("after", {})
+        rows.append(
+            {
+                "memory_id": str(event.memory.pk),
+                "text": event.memory.text,
+                "key": event.memory.key,
+                "read_entity": str(before.get("subject_entity", "")),
+                "read_attribute": str(before.get("subject_attribute", "")),
+                "entity": str(after.get("subject_entity", "")),
+                "attribute": str(after.get("subject_attribute", "")),
+                "corrected_at": event.created_at.isoformat(),
+            }
+        )
+    return rows

@@ -46,6 +46,7 @@ from memories.embeddings import DIMENSIONS, embed_text
 from memories.models import LIVE_STATUSES, Link, Memory, Reliability
 from memories.selectors import memories_load_vectors
 from memoryhub.errors import InvalidInput
+from recall.subjects import subject_first
 from workspaces.models import Workspace
 
 RELIABILITY_FACTOR = {
@@ -218,12 +219,19 @@ def recall(*, workspace: Workspace, query: RecallQuery, query_vector: np.ndarray
     memories_load_vectors([h.memory for h in hits[:compared]])
     hits = _newer_first(hits[:compared]) + hits[compared:]
     results = _diverse(hits, query.k) if query.diversity else hits[: query.k]
+    if query.as_of is None:
+        results = subject_first(base=base, query=query.query, results=results, make_hit=_subject_hit)
     if query.expand:
         results += _expansions(results, query.expand)
     _annotate_disputes(results)
     if query.touch:
         _touch([h.memory.pk for h in results])
     return results
+
+
+def _subject_hit(memory: Memory, score: float) -> Hit:
+    """A current fact the subject-first step lifts that ranking left out (recall/subjects.py)."""
+    return Hit(memory, score, ScoreParts(), memory.reliability)
 
 
 def _filtered(workspace: Workspace, query: RecallQuery) -> QuerySet[Memory]:
