@@ -1,0 +1,114 @@
+"""The project's own stories: the notation, the seeded split, and the frozen validation files."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from training.story_source import SourceError, parse_probes, parse_source, split, split_probes
+
+DATA = Path(__file__).resolve().parents[2] / "training" / "data"
+# Frozen on 2026-11-25 (docs/DETECTION.md): a change here means the validation split was touched.
+FROZEN = {
+    "stories-own-validation.jsonl": "97ce2122a7c5ba0b1b7f720ee3c21868c35c60a1cc1c2cc0b7c465f16248af25",
+    "probes-validation.jsonl": "c58ea337a627eeb3836770e23239d2ded25b883b71455911039364e88abee0bc",
+}
+
+STORY = """
+== t01 personal
+f1 2026-09-02 pa-chat profile | The user lives in Lisbon.
+f2 2026-09-02 pa-chat family | The user's sister lives in Porto.
+f3 2026-11-10 14:30 pa-chat profile | The user says they moved to Berlin last month.
+cur Home city | f3 clear | f1
+flag stale f1 f3 | not really, but a flag line
+trap f2 f3 | the user vs the sister
+"""
+
+
+def test_the_notation_gives_the_shared_story_shape() -> None:
+    (story,) = parse_source(STORY)
+
+    assert (story["id"], story["domain"]) == ("t01", "personal")
+    assert [f["at"] for f in story["facts"]] == ["2026-09-02T09:00:00Z", "2026-09-02T09:07:00Z", "2026-11-10T14:30:00Z"]
+    assert story["facts"][2] == {
+        "id": "f3",
+        "text": "The user says they moved to Berlin last month.",
+        "scope": "profile",
+        "agent": "pa-chat",
+        "at": "2026-11-10T14:30:00Z",
+    }
+    assert story["current"] == [{"subject": "Home city", "fact_id": "f3", "status": "clear", "about": ["f1", "f3"]}]
+    assert story["expected_flags"] == [
+        {"kind": "stale", "fact_ids": ["f1", "f3"], "note": "not really, but a flag line"}
+    ]
+    assert story["must_not_flag"] == [{"fact_ids": ["f2", "f3"], "why": "the user vs the sister"}]
+
+
+@pytest.mark.parametrize(
+    ("broken", "message"),
+    [
+        (STORY.replace("trap f2 f3", "trap f2 f9"), r"unknown facts \['f9'\]"),
+        (STORY.replace("flag stale", "flag odd"), "flag KIND"),
+        (STORY.replace("f3 clear", "f3 settled"), "status settled"),
+        (STORY + "f3 2026-11-11 pa-chat x | again\n", "fact ids repeat"),
+        (STORY.replace("cur Home city | f3 clear | f1\n", ""), "no current-truth subject"),
+        ("f1 2026-01-01 a b | before any story\n", "before the first story"),
+    ],
+)
+def test_the_notation_refuses_mistakes(broken: str, message: str) -> None:
+    with pytest.raises(SourceError, match=message):
+        parse_source(broken)
+
+
+def test_probes_are_read_in_order_and_split_per_kind() -> None:
+    text = "\n".join(
+        [f"same | 2026-01-0{i} | 2026-02-0{i} | a{i} | b{i}" for i in range(1, 5)]
+        + [f"diff | 2026-03-0{i} | 2026-03-0{i} | c{i} | d{i}" for i in range(1, 5)]
+    )
+    probes = parse_probes(text)
+    assert [p["id"] for p in probes] == [f"p0{i}" for i in range(1, 9)]
+    # Same day: the second fact is half an hour later, so the pair has an order.
+    assert (probes[4]["a_time"], probes[4]["b_time"]) == ("2026-03-01T09:00:00Z", "2026-03-01T09:30:00Z")
+    dev, validation = split_probes(probes)
+    for part in (dev, validation):
+        assert sorted(p["kind"] for p in part) == ["different_subject"] * 2 + ["same_subject_change"] * 2
+    assert split_probes(probes) == (dev, validation)
+    with pytest.raises(SourceError, match="a_time after b_time"):
+        parse_probes("same | 2026-02-01 | 2026-01-01 | a | b")
+
+
+def test_the_split_is_seeded_and_a_third_goes_to_validation() -> None:
+    stories = parse_source("\n".join(STORY.replace("t01", f"t{i:02d}") for i in range(12)))
+    dev, validation = split(stories)
+    assert (len(dev), len(validation)) == (8, 4)
+    assert split(list(reversed(stories))) == (dev, validation)
+    assert {s["id"] for s in dev} | {s["id"] for s in validation} == {s["id"] for s in stories}
+
+
+def test_the_committed_files_are_what_the_sources_give_and_validation_is_frozen(tmp_path: Path) -> None:
+    shutil.copytree(DATA / "stories-own", tmp_path / "stories-own")
+    shutil.copy(DATA / "probes-own.txt", tmp_path)
+    call_command("build_stories", "--data", str(tmp_path), stdout=StringIO())
+
+    built = ("stories-own-dev.jsonl", "stories-own-validation.jsonl", "probes-dev.jsonl", "probes-validation.jsonl")
+    for name in built:
+        assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), name
+    for name, digest in FROZEN.items():
+        assert hashlib.sha256((DATA / name).read_bytes()).hexdigest() == digest, name
+    dev_lines = (DATA / "stories-own-dev.jsonl").read_text().splitlines()
+    validation_lines = (DATA / "stories-own-validation.jsonl").read_text().splitlines()
+    assert len(dev_lines) >= 100
+    assert len(validation_lines) >= 50
+
+
+def test_build_stories_names_a_broken_source(tmp_path: Path) -> None:
+    (tmp_path / "stories-own").mkdir()
+    (tmp_path / "stories-own" / "bad.txt").write_text(STORY.replace("trap f2 f3", "trap f2 f9"))
+    (tmp_path / "probes-own.txt").write_text("")
+    with pytest.raises(CommandError, match="unknown facts"):
+        call_command("build_stories", "--data", str(tmp_path), stdout=StringIO())
