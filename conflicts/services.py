@@ -124,10 +124,18 @@ def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuar
     agreement = subjects_agree(older.subject, newer.subject)
     if older.key and newer.key and older.key != newer.key:
         agreement = Agreement(agreement.entity, False)
+    # The newer fact names the very value it leaves or corrects ("moved the broker off RabbitMQ"):
+    # that is itself evidence of one subject, stronger than an entity read from a terse note —
+    # unless the attribute differs, or one entity is a relative of the other ("the user's sister").
     names_the_value = verdict.tier == "rules" and verdict.announced
-    automatic = agreement.same or (names_the_value and not agreement.different)
+    relatives = _relatives(older.subject_entity, newer.subject_entity)
+    automatic = agreement.same or (names_the_value and agreement.attribute is not False and not relatives)
     label = (newer.subject if newer.subject.attribute else older.subject).label or "one subject"
     return SubjectGuard(automatic=automatic, different=agreement.different, label=label)
+
+
+def _relatives(a: str, b: str) -> bool:
+    return bool(a and b) and (a.startswith(b + "'s ") or b.startswith(a + "'s "))
 
 
 def conflict_resolve(
@@ -143,7 +151,8 @@ def conflict_resolve(
     if not (is_claim(older.speech_act) and is_claim(newer.speech_act)):
         return Resolution("none")
     guard = subject_guard(older, newer, verdict)
-    if guard.different and (verdict.probability < SURE_ACROSS_SUBJECTS or verdict.relation == Relation.DUPLICATE):
+    across = guard.different and not guard.automatic
+    if across and (verdict.probability < SURE_ACROSS_SUBJECTS or verdict.relation == Relation.DUPLICATE):
         return Resolution("none")
     if pair_already_considered(older, newer):
         return Resolution("none")

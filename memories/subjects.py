@@ -58,8 +58,12 @@ def _display_entity(entity: str) -> str:
 # Predicate patterns → attribute. Checked in order against the predicate (lower case).
 _ATTRIBUTE_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"\b(?:lives?|living|lived|resides?|residing|based)\b.*\b(?:in|at)\b", "home city"),
+    (r"\b(?:relocat\w*|mov(?:ed|es|ing|e))\s+(?:back\s+|house\s+|over\s+)?(?:in|out|abroad|away)\b", "home city"),
+    # "moved to Berlin", "relocated from Porto to Utrecht": a move to a place with a name.
     (
-        r"\b(?:relocat\w*|mov(?:ed|es|ing|e))\s+(?:back\s+|house\s+|over\s+)?(?:to|in|into|out|abroad|away)\b",
+        r"(?-i:\b(?:[Rr]elocat\w*|[Mm]ov(?:ed|es|ing|e))\b(?:\s+from\s+[A-Z][\w-]*(?:\s+[A-Z][\w-]*)?)?"
+        r"\s+(?:back\s+)?to\s+(?!(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day|Q\d|v?\d|"
+        r"(?:Jan|Febr)uary|March|April|May|June|July|August|(?:Septem|Octo|Novem|Decem)ber)[A-Z])",
         "home city",
     ),
     (r"\bhome(?: city| town|town)?\b|\bmoved (?:house|back|home)\b|\bmoved out\b", "home city"),
@@ -589,6 +593,11 @@ def _read(text: str) -> tuple[str, str]:
         sentence = reported.group("rest")
     labelled = _LABELLED.match(sentence)
     if labelled:
+        value_tokens = _TOKEN.findall(labelled.group("value"))
+        split = _subject_end(value_tokens)
+        if 0 < split < len(value_tokens) and value_tokens[0][0].isupper() and value_tokens[split][0].isalpha():
+            # "Pricing review outcome: Growth becomes $39/month": the value is the fact.
+            return _read(labelled.group("value"))
         # "Unit tests: Jest 29", "BM25 nDCG@10 = 0.412": a label and its value.
         entity, owned = _split_owner(normalise_entity(labelled.group("label")))
         return entity, _attribute_from(sentence, owned)
@@ -600,10 +609,16 @@ def _read(text: str) -> tuple[str, str]:
     predicate = " ".join(predicate_words)
     if not subject_words:
         # "Moved the Celery broker off RabbitMQ onto SQS": an agent's note without a subject —
-        # about what the verb acts on.
+        # about what the verb acts on. "Prefers no meetings …", "Wants a recipe …": about someone
+        # the note leaves out — unknown.
+        first = predicate_words[0].lower()
+        if first.endswith("s") and not first.endswith("ss") and first not in _VERBS:
+            return "", _attribute_from(predicate, "")
         entity = _object_phrase(predicate_words[1:])
         attribute = _attribute_from(predicate, "")
         return entity, attribute
+    if len(subject_words) > 10:
+        return "", _attribute_from(predicate, "")  # no verb found where a subject should end: unknown
     subject_phrase = " ".join(subject_words)
     lowered = subject_phrase.lower()
     # "The user says they moved …": "they" is the one reported.
@@ -639,15 +654,13 @@ def _strip_preamble(sentence: str) -> str:
 
 
 def _subject_end(tokens: list[str]) -> int:
-    """Index of the first verb-like token: where the subject noun phrase ends."""
+    """Index of the first verb-like token: where the subject noun phrase ends (0: no subject)."""
     for index, token in enumerate(tokens):
         word = token.lower().replace("’", "'")
-        if index == 0 and word in _VERBS and not token[0].isupper():
-            return 0
-        if index == 0 and word in _VERBS and token[0].isupper() and word.endswith(("ed", "ing")):
-            return 0  # "Moved the broker …", "Switching to …"
-        if index == 0 and word in ("moved", "switched", "upgraded", "migrated", "replaced", "dropped"):
-            return 0
+        if index == 0 and (word in _VERBS or word in _DECISION_VERBS) and not _reads_as_noun(tokens, 0):
+            return 0  # "Moved the broker …", "Switching to …", "Scratch the plan …"
+        if index == 0 and len(word) > 4 and word.endswith("ed") and len(tokens) > 1:
+            return 0  # "Rolled smart_inbox back …": a past-tense note without its subject
         if index > 0 and (word in _AUXILIARIES or (word in _MODALS_AND_ADVERBS and index + 1 < len(tokens))):
             if word in _MODALS_AND_ADVERBS and word not in ("now", "still", "also", "no", "just", "currently"):
                 continue
@@ -656,9 +669,31 @@ def _subject_end(tokens: list[str]) -> int:
             return index
         if index > 0 and word in _VERBS and not token[0].isupper() and not _reads_as_noun(tokens, index):
             return index
+        if index > 0 and _third_person_verb(tokens, index):
+            return index
         if index > 0 and word.endswith("'s") and index + 1 < len(tokens) and tokens[index + 1].lower() in _VERBS:
             return index + 1
+    # No verb: "smart_inbox at 95%" — the subject ends at its first preposition.
+    for index, token in enumerate(tokens):
+        if index > 0 and token.lower() in _PREPOSITIONS | {"to", "with", "from"}:
+            return index
     return len(tokens)
+
+
+# Verbs a decision or an instruction opens with; a note often leaves out its subject.
+_DECISION_VERBS = frozenset("scratch pick choose adopt stick going went use using try trying".split())
+_DETERMINER_LIKE = _DETERMINERS | frozenset("to no not every more less".split())
+
+
+def _third_person_verb(tokens: list[str], index: int) -> bool:
+    """ "User listens to …", "Maya loves the …": an unknown word in -s after a person, before an object."""
+    word = tokens[index]
+    if not word.islower() or not word.endswith("s") or word.endswith(("ss", "us", "is")) or index + 1 >= len(tokens):
+        return False
+    before = tokens[index - 1]
+    follows = tokens[index + 1].lower()
+    person = before.lower() in ("user", "he", "she", "it", "they") or (before[0].isupper() and index <= 2)
+    return person and (follows in _DETERMINER_LIKE or follows in _PREPOSITIONS or follows in ("to", "with", "from"))
 
 
 _PREPOSITIONS = frozenset(["of", "on", "for", "in", "at"])
@@ -682,9 +717,13 @@ def _split_owner(entity: str) -> tuple[str, str]:
             return entity, ""
         return owner, owned
     match = _OF_PHRASE.match(entity)
-    if match and len(match.group("attr").split()) <= 4:
+    if match and len(match.group("attr").split()) <= 4 and _known_attribute(match.group("attr")):
         return normalise_entity(match.group("entity")), match.group("attr")
     return entity, ""
+
+
+def _known_attribute(words: str) -> bool:
+    return any(pattern.search(words) for pattern, _ in _ATTRIBUTE_RES)
 
 
 def _attribute_from(predicate: str, owned: str) -> str:
@@ -710,6 +749,8 @@ def attribute_in(text: str) -> str:
 
 def _object_phrase(words: list[str]) -> str:
     phrase: list[str] = []
+    while words and words[0].lower() in ("with", "to", "on", "for", "off"):
+        words = words[1:]
     for word in words:
         lowered = word.lower()
         if lowered in ("to", "onto", "into", "off", "from", "in", "on", "at", "for", "with", "by") and phrase:
