@@ -179,6 +179,8 @@ def _ask_instead(older: Memory, newer: Memory, verdict: Verdict, context: Detect
     """Subjects not shown to agree: a card when sure enough to ask (never a supersede or merge), else a record."""
     if verdict.relation == Relation.DUPLICATE:
         return Resolution("none")  # two facts alike in wording but not shown to be one: keep both
+    if not verdict.is_conflict:
+        return _record(older, newer, verdict, context, actor)  # only the LLM's ambiguities get here
     with transaction.atomic():
         locked_older, locked_newer = _lock_live(older, newer)
         if locked_older is None or locked_newer is None:

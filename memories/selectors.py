@@ -308,15 +308,18 @@ def subject_corrections(*, workspace: Workspace | None = None) -> list[dict[str,
         if change is None or event.memory is None:
             continue
         before, after = change.get("before", {}), change.get("after", {})
+        # A field the correction left as it was is in neither: it was right, and is what the row says now.
+        entity = str(after.get("subject_entity", before.get("subject_entity", event.memory.subject_entity)))
+        attribute = str(after.get("subject_attribute", before.get("subject_attribute", event.memory.subject_attribute)))
         rows.append(
             {
                 "memory_id": str(event.memory.pk),
                 "text": event.memory.text,
                 "key": event.memory.key,
-                "read_entity": str(before.get("subject_entity", "")),
-                "read_attribute": str(before.get("subject_attribute", "")),
-                "entity": str(after.get("subject_entity", "")),
-                "attribute": str(after.get("subject_attribute", "")),
+                "read_entity": str(before.get("subject_entity", entity)),
+                "read_attribute": str(before.get("subject_attribute", attribute)),
+                "entity": entity,
+                "attribute": attribute,
                 "corrected_at": event.created_at.isoformat(),
             }
         )

@@ -91,6 +91,7 @@ _ATTRIBUTE_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"\bbirthday\b|\bborn\b", "birth"),
     (r"\b\d+ years? old\b|\baged? \d+\b", "age"),
     (r"\btime ?zone\b|\bUTC[+-]\d|\bCET\b|\bPST\b|\bEST\b", "time zone"),
+    (r"\b(?:support|opening|office|business) hours\b|\bopen from\b|\bopening times\b", "opening hours"),
     (r"\bstand-?ups?\b|\bmeetings?\b|\bsync\b|\b1:1\b|\bone-on-one\b", "meeting schedule"),
     (
         r"\bdeploy(?:s|ed|ing|ment)?\b.*\b(?:on|every)\b.*\b(?:monday|tuesday|wednesday|thursday|friday|day)s?\b",
@@ -532,6 +533,11 @@ _INVERTED_COPULA = re.compile(
     r"(?P<attr>[\w\s-]{2,40}?)\s+(?:at|of|for|on)\s+(?:the\s+)?(?P<entity>.+)$",
     re.IGNORECASE,
 )
+_ROLE_COPULA = re.compile(
+    r"^(?:is|are|was|were)\s+(?:now\s+|still\s+)?(?:the|our|their)\s+(?P<role>[\w\s-]{2,40}?)"
+    r"(?:\s+(?:this|next|for)\s+\w+|\s+now|\s+again)?\s*$",
+    re.IGNORECASE,
+)
 _NAMED_COMPLEMENT = re.compile(r"^(?:is|are|was|were)\s+(?:now\s+|still\s+)?[A-Z]")
 _LABELLED = re.compile(r"^(?P<label>[^:=]{2,50}?)\s*(?::|=)\s+(?P<value>.+)$")
 _PARENTHESES = re.compile(r"\s*[(\[][^)\]]*[)\]]")
@@ -600,7 +606,10 @@ def _read(text: str) -> tuple[str, str]:
             return _read(labelled.group("value"))
         # "Unit tests: Jest 29", "BM25 nDCG@10 = 0.412": a label and its value.
         entity, owned = _split_owner(normalise_entity(labelled.group("label")))
-        return entity, _attribute_from(sentence, owned)
+        attribute = _attribute_from(sentence, owned)
+        if not attribute and re.match(r"^[~≈<>]?\s*[€$£]?\d", labelled.group("value")):
+            attribute = "value"  # "Weekly active teams: 4,120": a label and its figure
+        return entity, attribute
     tokens = _TOKEN.findall(sentence)
     if not tokens:
         return "", ""
@@ -627,6 +636,10 @@ def _read(text: str) -> tuple[str, str]:
     if inverted and _attribute_from(inverted.group("attr"), ""):
         # "Tomás is now our main contact at Acme Corp": about Acme Corp's contact.
         return normalise_entity(inverted.group("entity")), _attribute_from(inverted.group("attr"), "")
+    role = _ROLE_COPULA.match(predicate)
+    if role and _known_attribute(role.group("role")):
+        # "Ivo is the on-call engineer this week": an identity statement about a unique role.
+        return normalise_entity(role.group("role")), _attribute_from(role.group("role"), "")
     entity, owned = _split_owner(entity)
     named = _NAMED_COMPLEMENT.match(predicate)
     if owned == "" and "'s " in entity and named:
@@ -634,7 +647,25 @@ def _read(text: str) -> tuple[str, str]:
         owner, _, owned = entity.partition("'s ")
         return owner, _attribute_from("", owned)
     attribute = _attribute_from(predicate, owned)
+    if attribute == "home city" and not _MOVE_IN_PLACE.search(predicate) and not _person_like(entity, subject_words):
+        attribute = ""  # "The API moved to GraphQL": things move too, but have no home city
+    if not attribute and not owned and _known_attribute(entity):
+        # "Standups are at 9:00", "The rate limit is 500 req/s": the subject names the property.
+        attribute = _attribute_from(entity, "")
+    if not attribute and predicate_words and (predicate_words[0][0].isdigit() or predicate_words[0] in "€$£"):
+        attribute = "value"  # "Node 22 now", "Weekly active teams 4,480": the subject's figure
     return entity, attribute
+
+
+_MOVE_IN_PLACE = re.compile(r"\b(?:lives?|living|lived|resides?|residing|based)\b", re.IGNORECASE)
+
+
+def _person_like(entity: str, subject_words: list[str]) -> bool:
+    """The user, I, we, a relative or role, or a name (capitalised, with no article before it)."""
+    if entity in ("user", "speaker", "team") or (entity.split()[-1:] and entity.split()[-1] in _PERSON_NOUNS):
+        return True
+    first = subject_words[0] if subject_words else ""
+    return bool(first) and first[0].isupper() and first.lower() not in _DETERMINERS
 
 
 def _first_clause(text: str) -> str:
@@ -681,8 +712,10 @@ def _subject_end(tokens: list[str]) -> int:
 
 
 # Verbs a decision or an instruction opens with; a note often leaves out its subject.
-_DECISION_VERBS = frozenset("scratch pick choose adopt stick going went use using try trying".split())
-_DETERMINER_LIKE = _DETERMINERS | frozenset("to no not every more less".split())
+_DECISION_VERBS = frozenset(
+    ["scratch", "pick", "choose", "adopt", "stick", "going", "went", "use", "using", "try", "trying"]
+)
+_DETERMINER_LIKE = _DETERMINERS | frozenset(["to", "no", "not", "every", "more", "less"])
 
 
 def _third_person_verb(tokens: list[str], index: int) -> bool:
@@ -704,6 +737,10 @@ def _reads_as_noun(tokens: list[str], index: int) -> bool:
     following = [t.lower() for t in tokens[index + 1 :]]
     if not following:
         return False
+    if index == 0 and following[0] in ("now", "still", "also", "currently"):
+        return True  # "Support now 24/5": a subject, then an adverb
+    if index == 0 and any(t in _AUXILIARIES for t in following[:3]):
+        return True  # "Support hours are …", "Deploy windows are …": a compound noun, not an order
     if following[0] in _AUXILIARIES or (following[0] in _VERBS and following[0] not in ("to",)):
         return True
     return following[0] in _PREPOSITIONS and any(t in _AUXILIARIES for t in following[1:6])
@@ -787,7 +824,10 @@ def entities_agree(a: str, b: str) -> bool | None:
     wa, wb = a.split(), b.split()
     short, long = (wa, wb) if len(wa) <= len(wb) else (wb, wa)
     # "acme" and "acme corp", "staging" and "the staging cluster": one names the other.
-    return "'s" not in " ".join(long) and (long[: len(short)] == short or long[-len(short) :] == short)
+    # … or every word of one is in the other ("max upload" and "max file upload").
+    return "'s" not in " ".join(long) and (
+        long[: len(short)] == short or long[-len(short) :] == short or set(short) <= set(long)
+    )
 
 
 def attributes_agree(a: str, b: str) -> bool | None:
