@@ -41,7 +41,7 @@ from memories.hooks import FactReinforced
 from memories.models import LIVE_STATUSES, Memory, Reliability, Source, Status
 from memories.services import apply_link, apply_reinforce, apply_supersede
 from memories.speech_acts import is_claim
-from memories.subjects import Agreement, subjects_agree
+from memories.subjects import Agreement, states_its_subject, subjects_agree
 
 UNCERTAINTY_FIELDS = [
     "memory_a",
@@ -125,11 +125,15 @@ def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuar
     if older.key and newer.key and older.key != newer.key:
         agreement = Agreement(agreement.entity, False)
     # The newer fact names the very value it leaves or corrects ("moved the broker off RabbitMQ"):
-    # that is itself evidence of one subject, stronger than an entity read from a terse note —
-    # unless the attribute differs, or one entity is a relative of the other ("the user's sister").
+    # that is itself evidence of one subject, stronger than an entity guessed from a note that
+    # leaves its subject out — unless the attribute differs, or one entity is a relative of the
+    # other ("the user's sister").
     names_the_value = verdict.tier == "rules" and verdict.announced
-    relatives = _relatives(older.subject_entity, newer.subject_entity)
-    automatic = agreement.same or (names_the_value and agreement.attribute is not False and not relatives)
+    entity_guessed = not (states_its_subject(older.text) and states_its_subject(newer.text))
+    entity_ok = agreement.entity is not False or (
+        entity_guessed and not _relatives(older.subject_entity, newer.subject_entity)
+    )
+    automatic = agreement.same or (names_the_value and agreement.attribute is not False and entity_ok)
     label = (newer.subject if newer.subject.attribute else older.subject).label or "one subject"
     return SubjectGuard(automatic=automatic, different=agreement.different, label=label)
 
@@ -152,7 +156,9 @@ def conflict_resolve(
         return Resolution("none")
     guard = subject_guard(older, newer, verdict)
     across = guard.different and not guard.automatic
-    if across and (verdict.probability < SURE_ACROSS_SUBJECTS or verdict.relation == Relation.DUPLICATE):
+    # Across subjects only a sure model may ask (a card at most); a tier-0 rule read words, not subjects.
+    unsure = verdict.probability < SURE_ACROSS_SUBJECTS or verdict.tier == "rules"
+    if across and (unsure or verdict.relation == Relation.DUPLICATE):
         return Resolution("none")
     if pair_already_considered(older, newer):
         return Resolution("none")

@@ -24,9 +24,11 @@ from typing import Any
 
 import numpy as np
 
-from memories.embeddings import MiniLMEmbedder, embedder_named
+from memories.embeddings import MiniLMEmbedder, check_sha256, embedder_named
 
 WEIGHTS = Path(__file__).with_name("speech_acts.npz")
+# Checked before the weights are used; `train_speech_acts` prints the new one after a retrain.
+WEIGHTS_SHA256 = "49ffd8c78a3099b815ccbf7a4adf9c3f18ccae1a7b043ee4c72e7b106baedc53"
 
 CLAIM = "claim"
 QUESTION = "question"
@@ -67,6 +69,7 @@ def features(text: str, vector: Any) -> np.ndarray[Any, Any]:
 
 @lru_cache(maxsize=1)
 def _weights() -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], tuple[str, ...]]:
+    check_sha256(WEIGHTS, WEIGHTS_SHA256)
     with np.load(WEIGHTS, allow_pickle=False) as stored:
         return stored["weight"].astype(np.float32), stored["bias"].astype(np.float32), tuple(stored["labels"])
 

@@ -690,8 +690,8 @@ def _subject_end(tokens: list[str]) -> int:
         word = token.lower().replace("’", "'")
         if index == 0 and (word in _VERBS or word in _DECISION_VERBS) and not _reads_as_noun(tokens, 0):
             return 0  # "Moved the broker …", "Switching to …", "Scratch the plan …"
-        if index == 0 and len(word) > 4 and word.endswith("ed") and len(tokens) > 1:
-            return 0  # "Rolled smart_inbox back …": a past-tense note without its subject
+        if index == 0 and len(word) > 4 and word.endswith("ed") and len(tokens) > 1 and _names_a_thing(tokens[1]):
+            return 0  # "Rolled smart_inbox back …", "Paused the ramp": a past-tense note without its subject
         if index > 0 and (word in _AUXILIARIES or (word in _MODALS_AND_ADVERBS and index + 1 < len(tokens))):
             if word in _MODALS_AND_ADVERBS and word not in ("now", "still", "also", "no", "just", "currently"):
                 continue
@@ -709,6 +709,21 @@ def _subject_end(tokens: list[str]) -> int:
         if index > 0 and token.lower() in _PREPOSITIONS | {"to", "with", "from"}:
             return index
     return len(tokens)
+
+
+def _names_a_thing(token: str) -> bool:
+    """After an opening word in -ed: an article, a name or an identifier makes it a verb ("Registered
+    non-profits" is an adjective and its noun)."""
+    return token.lower() in _DETERMINERS or token[0].isupper() or any(c in token for c in "_./0123456789")
+
+
+def states_its_subject(text: str) -> bool:
+    """False for a note that leaves its subject out ("Moved the broker off RabbitMQ …"): its entity is a guess."""
+    sentence = _strip_preamble(_first_clause(text))
+    if _LABELLED.match(sentence) or _PURPOSE.match(sentence):
+        return True
+    tokens = _TOKEN.findall(sentence)
+    return bool(tokens) and _subject_end(tokens) > 0
 
 
 # Verbs a decision or an instruction opens with; a note often leaves out its subject.
@@ -790,7 +805,7 @@ def _object_phrase(words: list[str]) -> str:
         words = words[1:]
     for word in words:
         lowered = word.lower()
-        if lowered in ("to", "onto", "into", "off", "from", "in", "on", "at", "for", "with", "by") and phrase:
+        if lowered in ("to", "onto", "into", "off", "from", "in", "on", "at", "for", "with", "by", "back") and phrase:
             break
         phrase.append(word)
     return normalise_entity(" ".join(phrase))

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -21,3 +22,5 @@ class Command(BaseCommand):
 
         report = train(out_path=options["out"], embed=embed_texts)
         self.stdout.write(json.dumps(report, indent=2))
+        digest = hashlib.sha256(options["out"].read_bytes()).hexdigest()
+        self.stdout.write(f"sha256 {digest}: set memories.speech_acts.WEIGHTS_SHA256 to it")
