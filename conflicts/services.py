@@ -194,7 +194,11 @@ def _ask_instead(older: Memory, newer: Memory, verdict: Verdict, context: Detect
         older, newer = locked_older, locked_newer
         temporal = verdict.relation == Relation.TEMPORAL_CHANGE
         loser, winner = (newer, older) if temporal and verdict.current == "a" else (older, newer)
-        if verdict.probability < surface_threshold(tolerance_value(older.workspace)):
+        tolerance = tolerance_value(older.workspace)
+        # Sure enough that the hub would have acted had the subjects agreed: an open record, which
+        # recall flags and the detective may raise — a card is for what the hub is unsure of.
+        sure = verdict.probability >= auto_resolve_threshold(tolerance)
+        if verdict.probability < surface_threshold(tolerance) or sure:
             kind = UncertaintyType.STALE if temporal else UncertaintyType.CONTRADICTION
             return _record(loser, winner, verdict, context, actor, kind)
         return _card_pair(

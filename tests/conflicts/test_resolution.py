@@ -270,7 +270,7 @@ def test_an_unsure_duplicate_is_left_alone(workspace: Workspace) -> None:
 
 def test_a_pair_is_never_raised_twice(workspace: Workspace) -> None:
     a = remember(workspace, "The user is vegetarian", valid_from=day(1))
-    b = remember(workspace, "The user eats steak", valid_from=day(2))
+    b = remember(workspace, "The user eats meat every day", valid_from=day(2))
     resolve(a, b, verdict(Relation.TRUE_CONTRADICTION))
 
     assert resolve(a, b, verdict(Relation.TRUE_CONTRADICTION)) == "none"

@@ -29,7 +29,9 @@ def test_a_sure_change_from_the_user_to_their_sister_is_a_card_at_most(workspace
     user = remember(workspace, "The user lives in Lisbon.", valid_from=day(9))
     sister = remember(workspace, "The user's sister moved to Porto.", valid_from=day(11))
 
-    assert resolve(user, sister, Relation.TEMPORAL_CHANGE, 0.97, announced=True) == "carded"
+    # Sure enough that it would have been applied had the subjects agreed: kept as an open record.
+    assert resolve(user, sister, Relation.TEMPORAL_CHANGE, 0.97, announced=True) == "recorded"
+    assert resolve(user, sister, Relation.TRUE_CONTRADICTION, 0.97) == "none"  # never raised twice
 
     user.refresh_from_db()
     assert user.superseded_by_id is None
@@ -53,17 +55,20 @@ def test_a_sure_duplicate_across_subjects_is_never_merged(workspace: Workspace) 
     postgres = remember(workspace, "Production now runs PostgreSQL 16.", valid_from=day(10))
 
     assert resolve(rollback, postgres, Relation.DUPLICATE, 0.99) == "none"
-    assert resolve(rollback, postgres, Relation.TEMPORAL_CHANGE, 0.99) == "carded"
+    assert resolve(rollback, postgres, Relation.TEMPORAL_CHANGE, 0.99) == "recorded"
 
     assert Memory.objects.get(pk=rollback.pk).superseded_by_id is None
     assert Memory.objects.get(pk=postgres.pk).status == "active"
 
 
-def test_a_change_whose_attribute_is_unknown_is_asked_not_applied(workspace: Workspace) -> None:
+@pytest.mark.parametrize(("p", "action"), [(0.8, "carded"), (0.97, "recorded")])
+def test_a_change_whose_attribute_is_unknown_is_asked_or_kept_not_applied(
+    workspace: Workspace, p: float, action: str
+) -> None:
     learning = remember(workspace, "James is learning an instrument.", valid_from=day(9))
     sailing = remember(workspace, "James is learning to sail.", valid_from=day(10))
 
-    assert resolve(learning, sailing, Relation.TEMPORAL_CHANGE, 0.97) == "carded"
+    assert resolve(learning, sailing, Relation.TEMPORAL_CHANGE, p) == action
 
     assert Memory.objects.get(pk=learning.pk).superseded_by_id is None
 
