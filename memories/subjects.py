@@ -81,7 +81,11 @@ _ATTRIBUTE_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"\bregion\b|\b(?:eu|us|ap|ca|sa|me|af)-(?:west|east|north|south|central|northeast|southeast)-\d\b", "region"),
     (r"\bdatabase\b|\bpostgres(?:ql)?\b|\bmysql\b|\bmongodb\b|\bsqlite\b|\bdynamodb\b|\bcassandra\b", "database"),
     (r"\bqueue\b|\bbroker\b|\brabbitmq\b|\bsqs\b|\bkafka\b|\bredis\b|\bcelery\b", "job queue"),
-    (r"\bvegetarian\b|\bvegan\b|\bpescatarian\b|\beats? (?:meat|fish)\b|\bdiet\b|\bgluten\b|\ballerg", "diet"),
+    (
+        r"\bvegetarian\b|\bvegan\b|\bpescatarian\b|\beats? (?:meat|fish|steak|beef|pork|chicken|bacon|burgers?)\b"
+        r"|\bdiet\b|\bgluten\b|\ballerg",
+        "diet",
+    ),
     (r"\b(?:drinks?|drinking|teetotal|sober|alcohol|beer|wine)\b", "drinking"),
     (r"\bsmok(?:es|ing|er|e)\b|\bcigarettes?\b|\bvap(?:es|ing)\b", "smoking"),
     (
@@ -99,7 +103,12 @@ _ATTRIBUTE_PATTERNS: tuple[tuple[str, str], ...] = (
     ),
     (r"\bon-?call\b|\bpager\b|\bpaging\b", "on-call"),
     (r"\boffice\b|\bremote(?:ly)?\b|\bhybrid\b|\bwork(?:s|ing)? from home\b", "work location"),
-    (r"\b(?:run|running|runs|jog\w*|swim\w*|gym|yoga|cycl\w*|exercis\w*|workout|work out)\b", "exercise"),
+    # Not a bare "run": services run on ports, pipelines run nightly.
+    (
+        r"\b(?:running|jogg\w*|swim\w*|gym|yoga|cycling|exercis\w*|workouts?|work out)\b"
+        r"|\bruns? (?:\d+|a|an)\s*(?:k|km|miles?|marathon|half)\b",
+        "exercise",
+    ),
     (r"\bdogs?\b|\bcats?\b|\bpets?\b|\bpupp(?:y|ies)\b|\bkittens?\b", "pet"),
     (r"\bspeaks?\b|\bnative language\b|\blanguage\b", "language"),
     (r"\bphone\b|\bmobile number\b|\bemail\b|\baddress\b", "contact details"),

@@ -79,7 +79,7 @@ def subject_first(
     in a workspace about one user).
     """
     attribute = query_attribute(query)
-    if not attribute or (not results and not base.exists()):
+    if not attribute:
         return results
     attribute = canonical_attribute(attribute)
     facts = list(
@@ -108,14 +108,17 @@ def subject_first(
         return results
     by_id = {h.memory.pk: h for h in results}
     top = results[0].score if results else 1.0
-    lifted: list[H] = []
-    for memory in current:
-        hit = by_id.get(memory.pk) or make_hit(memory, top)
-        if hit.replaces is None:
-            hit.replaces = (
-                Memory.objects.filter(superseded_by=memory).order_by("-valid_from").values_list("pk", flat=True).first()
-            )
-        lifted.append(hit)
+    lifted = [by_id.get(memory.pk) or make_hit(memory, top) for memory in current]
+    asking = [h.memory.pk for h in lifted if h.replaces is None]
+    if asking:
+        # What each one replaced, newest first: one query for all of them.
+        replaced: dict[uuid.UUID, uuid.UUID] = {}
+        rows = Memory.objects.filter(superseded_by__in=asking).order_by("-valid_from")
+        for pk, successor in rows.values_list("pk", "superseded_by_id"):
+            replaced.setdefault(successor, pk)
+        for hit in lifted:
+            if hit.replaces is None:
+                hit.replaces = replaced.get(hit.memory.pk)
     lifted_ids = {h.memory.pk for h in lifted}
     rest = [h for h in results if h.memory.pk not in lifted_ids]
     return (lifted + rest)[: max(len(results), len(lifted))]

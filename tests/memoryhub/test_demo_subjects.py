@@ -6,7 +6,7 @@ import pytest
 
 from conflicts.models import ConflictCard
 from memories.models import Event, Link, Memory
-from memories.subjects import subjects_agree
+from memories.subjects import states_its_subject, subjects_agree
 from memoryhub.demo import demo_seed
 from workspaces.models import Workspace
 
@@ -35,7 +35,12 @@ def test_no_automatic_supersede_or_merge_across_subjects_in_the_demo(workspace: 
     for event in decisions:
         a, b = _pair(event)
         agreement = subjects_agree(a.subject, b.subject)
-        assert not agreement.different, f"{event.verb}: {a.text!r} / {b.text!r} ({a.subject} / {b.subject})"
+        # The one exception the guard makes: a note that leaves its subject out ("Moved the session
+        # cache off Memcached …") names the very value it leaves, so its guessed entity may differ.
+        named = "says it left" in event.reason or "corrects the earlier" in event.reason
+        guessed = not (states_its_subject(a.text) and states_its_subject(b.text))
+        exception = named and guessed and agreement.attribute is not False
+        assert not agreement.different or exception, f"{event.verb}: {a.text!r} / {b.text!r}"
         assert event.reason.startswith("Same subject — "), event.reason
 
     def superseded(text: str) -> bool:
