@@ -848,9 +848,10 @@ def entities_agree(a: str, b: str) -> bool | None:
     wa, wb = a.split(), b.split()
     short, long = (wa, wb) if len(wa) <= len(wb) else (wb, wa)
     # "acme" and "acme corp", "staging" and "the staging cluster": one names the other.
-    # … or every word of one is in the other ("max upload" and "max file upload").
+    # … or every word (two or more) of one is in the other ("max upload" and "max file upload");
+    # one word inside a longer phrase is not enough ("growth" and "annual growth for new customers").
     return "'s" not in " ".join(long) and (
-        long[: len(short)] == short or long[-len(short) :] == short or set(short) <= set(long)
+        long[: len(short)] == short or long[-len(short) :] == short or (len(short) > 1 and set(short) <= set(long))
     )
 
 
