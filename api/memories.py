@@ -35,6 +35,7 @@ from api.schemas import (
     StatusOut,
     SubgraphIn,
     SubgraphOut,
+    SubjectIn,
     SupersedeIn,
 )
 from conflicts.ingestion import memory_commit
@@ -192,6 +193,22 @@ def reinforce_memory(request: HttpRequest, memory_id: uuid.UUID, payload: Reason
     memory = _memory(request, memory_id)
     reason = payload.reason if payload else ""
     return services.memory_reinforce(memory=memory, actor=Actor.for_agent(_key(request)), reason=reason)
+
+
+@router.post(
+    "/memories/{memory_id}/subject",
+    response={200: MemoryOut, 422: ErrorOut},
+    summary="Correct what a memory is about (entity and attribute); kept as training data",
+)
+def correct_subject(request: HttpRequest, memory_id: uuid.UUID, payload: SubjectIn) -> Memory:
+    memory = _memory(request, memory_id)
+    return services.memory_subject_correct(
+        memory=memory,
+        actor=Actor.for_agent(_key(request)),
+        entity=payload.entity,
+        attribute=payload.attribute,
+        note=payload.note,
+    )
 
 
 @router.get("/memories/{memory_id}/chain", response=ChainOut, summary="The supersede chain through a memory")

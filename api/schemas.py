@@ -161,6 +161,12 @@ class MemoryOut(Schema):
     checked_at: dt.datetime | None = Field(
         description="when background conflict detection checked the fact; null while it waits"
     )
+    subject_entity: str = Field(
+        "", description='who or what the fact is about ("user", "user\'s sister", "acme corp"); set when embedded'
+    )
+    subject_attribute: str = Field("", description='which property of it ("home city", "seat count"); "" when unknown')
+    subject_source: str = Field("", description="key, text or reviewer: where the subject came from")
+    speech_act: str = Field("", description="claim, question, greeting, opinion or plan; only claims are compared")
 
 
 class ConflictOut(Schema):
@@ -233,6 +239,12 @@ assert {r.value for r in Reliability} == {"reliable", "uncertain", "contradicted
 class SupersedeIn(InputSchema):
     by: uuid.UUID = Field(description="The memory that replaces this one")
     reason: str = Field("", max_length=2000)
+
+
+class SubjectIn(InputSchema):
+    entity: str = Field(..., min_length=1, max_length=200, description="who or what the fact is about")
+    attribute: str = Field("", max_length=120, description='which property of it; "" when the fact names none')
+    note: str = Field("", max_length=2000)
 
 
 class ReasonIn(InputSchema):

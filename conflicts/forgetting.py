@@ -56,6 +56,10 @@ class StoryFact:
     # The fact's embedding when already known (saves re-embedding the story), and its model.
     vector: Any = field(default=None, compare=False, repr=False)
     embedding_model: str = ""
+    # What the fact is about and whether it is a claim (memories/subjects.py, memories/speech_acts.py).
+    entity: str = ""
+    attribute: str = ""
+    speech_act: str = ""
 
     @classmethod
     def of(cls, memory: Memory) -> StoryFact:
@@ -69,6 +73,9 @@ class StoryFact:
             key=memory.key,
             vector=memory.embedding,
             embedding_model=memory.embedding_model,
+            entity=memory.subject_entity,
+            attribute=memory.subject_attribute,
+            speech_act=memory.speech_act,
         )
 
 

@@ -32,6 +32,7 @@ from memories.services import (
     apply_supersede,
     memory_build,
     memory_create,
+    memory_understand,
 )
 from memoryhub.errors import TryAgainLater
 from workspaces.models import Workspace
@@ -110,6 +111,7 @@ def _draft(workspace: Workspace, actor: Actor, data: MemoryInput, vector: object
     draft = memory_build(workspace=workspace, actor=actor, data=data)
     draft.embedding, draft.embedding_model = vector, embedding_model
     draft.status = Status.ACTIVE
+    memory_understand(draft)
     return draft
 
 

@@ -188,7 +188,18 @@ def _with_texts(facts: list[forgetting.StoryFact]) -> list[forgetting.StoryFact]
     rows = {
         m.pk: m
         for m in Memory.objects.filter(pk__in=[f.id for f in facts]).only(
-            "id", "text", "scope", "agent", "valid_from", "conflict_count", "key", "embedding", "embedding_model"
+            "id",
+            "text",
+            "scope",
+            "agent",
+            "valid_from",
+            "conflict_count",
+            "key",
+            "embedding",
+            "embedding_model",
+            "subject_entity",
+            "subject_attribute",
+            "speech_act",
         )
     }
     return [

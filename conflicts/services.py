@@ -8,6 +8,7 @@ Only facts about the same subject may invalidate each other: a verdict whose
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -40,6 +41,8 @@ from memories.audit import Actor, Tracker, record_event
 from memories.hooks import FactReinforced
 from memories.models import LIVE_STATUSES, Event, Memory, Reliability, Source
 from memories.services import apply_link, apply_merge, apply_supersede
+from memories.speech_acts import is_claim
+from memories.subjects import Agreement, states_its_subject, subjects_agree
 
 UNCERTAINTY_FIELDS = [
     "memory_a",
@@ -92,14 +95,76 @@ def same_subject(a: Memory, b: Memory, verdict: Verdict) -> bool:
     return verdict.same_subject
 
 
+# Wording by which a fact says itself that something changed.
+CHANGE_WORDING = re.compile(
+    r"\b(?:moved|relocated|switched|no longer|not anymore|changed|replaced|migrated|upgraded|downgraded|"
+    r"now|as of|since|from now on|took over|left|quit|stopped|started)\b",
+    re.IGNORECASE,
+)
+# Where two facts' subjects are known to differ, the classifier must be this sure for a card.
+SURE_ACROSS_SUBJECTS = 0.9
+
+
+@dataclass(frozen=True)
+class SubjectGuard:
+    """May a verdict about two facts change them without a person? Only when both are about one subject.
+
+    ``automatic``: entity and attribute agree (memories/subjects.py), or the
+    newer fact names the very value it replaces or corrects (a tier-0 rule
+    verdict) and nothing says the subjects differ. ``different``: the entity or
+    the attribute is known on both sides and differs — then nothing automatic,
+    a card at most, and only when the classifier is sure.
+    """
+
+    automatic: bool
+    different: bool
+    label: str
+
+
+def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuard:
+    agreement = subjects_agree(older.subject, newer.subject)
+    if older.key and newer.key and older.key != newer.key:
+        agreement = Agreement(agreement.entity, False)
+    # The newer fact names the very value it leaves or corrects ("moved the broker off RabbitMQ"):
+    # that is itself evidence of one subject, stronger than an entity guessed from a note that
+    # leaves its subject out — unless the attribute differs, or one entity is a relative of the
+    # other ("the user's sister").
+    names_the_value = verdict.tier == "rules" and verdict.announced
+    entity_guessed = not (states_its_subject(older.text) and states_its_subject(newer.text))
+    entity_ok = agreement.entity is not False or (
+        entity_guessed and not _relatives(older.subject_entity, newer.subject_entity)
+    )
+    automatic = agreement.same or (names_the_value and agreement.attribute is not False and entity_ok)
+    label = (newer.subject if newer.subject.attribute else older.subject).label or "one subject"
+    return SubjectGuard(automatic=automatic, different=agreement.different, label=label)
+
+
+def _relatives(a: str, b: str) -> bool:
+    return bool(a and b) and (a.startswith(b + "'s ") or b.startswith(a + "'s "))
+
+
 def conflict_resolve(
     *, older: Memory, newer: Memory, verdict: Verdict, context: DetectionContext, actor: Actor
 ) -> Resolution:
-    """Apply what is safe to apply for one detected pair; card the rest."""
+    """Apply what is safe to apply for one detected pair; card the rest.
+
+    Nothing is compared unless both facts are claims; nothing changes by itself
+    unless :func:`subject_guard` allows it (otherwise a card or an open record).
+    """
     if verdict.relation == Relation.COMPATIBLE or not same_subject(older, newer, verdict):
+        return Resolution("none")
+    if not (is_claim(older.speech_act) and is_claim(newer.speech_act)):
+        return Resolution("none")
+    guard = subject_guard(older, newer, verdict)
+    across = guard.different and not guard.automatic
+    # Across subjects only a sure model may ask (a card at most); a tier-0 rule read words, not subjects.
+    unsure = verdict.probability < SURE_ACROSS_SUBJECTS or verdict.tier == "rules"
+    if across and (unsure or verdict.relation == Relation.DUPLICATE):
         return Resolution("none")
     if pair_already_considered(older, newer):
         return Resolution("none")
+    if not guard.automatic:
+        return _ask_instead(older, newer, verdict, context, actor)
     with transaction.atomic():
         locked_older, locked_newer = _lock_live(older, newer)
         if locked_older is None or locked_newer is None:
@@ -115,6 +180,39 @@ def conflict_resolve(
         if verdict.relation == Relation.TRUE_CONTRADICTION:
             return _contradiction(older, newer, verdict, context, actor)
         return _record(older, newer, verdict, context, actor)
+
+
+def _ask_instead(older: Memory, newer: Memory, verdict: Verdict, context: DetectionContext, actor: Actor) -> Resolution:
+    """Subjects not shown to agree: a card when sure enough to ask (never a supersede or merge), else a record."""
+    if verdict.relation == Relation.DUPLICATE:
+        return Resolution("none")  # two facts alike in wording but not shown to be one: keep both
+    if not verdict.is_conflict:
+        return _record(older, newer, verdict, context, actor)  # only the LLM's ambiguities get here
+    with transaction.atomic():
+        locked_older, locked_newer = _lock_live(older, newer)
+        if locked_older is None or locked_newer is None:
+            return Resolution("none")
+        older, newer = locked_older, locked_newer
+        temporal = verdict.relation == Relation.TEMPORAL_CHANGE
+        loser, winner = (newer, older) if temporal and verdict.current == "a" else (older, newer)
+        tolerance = tolerance_value(older.workspace)
+        # Sure enough that the hub would have acted had the subjects agreed: an open record, which
+        # recall flags and the detective may raise — a card is for what the hub is unsure of.
+        sure = verdict.probability >= auto_resolve_threshold(tolerance)
+        if verdict.probability < surface_threshold(tolerance) or sure:
+            kind = UncertaintyType.STALE if temporal else UncertaintyType.CONTRADICTION
+            return _record(loser, winner, verdict, context, actor, kind)
+        return _card_pair(
+            loser,
+            winner,
+            verdict,
+            context,
+            actor,
+            kind=CardKind.STALE if temporal else CardKind.CONTRADICTION,
+            question=f"Is it still true that {_clause(loser.text)}?",
+            uncertainty_type=UncertaintyType.STALE if temporal else UncertaintyType.CONTRADICTION,
+            temporal=temporal,
+        )
 
 
 def _lock_live(a: Memory, b: Memory) -> tuple[Memory | None, Memory | None]:
@@ -146,7 +244,7 @@ def _merge_duplicate(older: Memory, newer: Memory, verdict: Verdict, actor: Acto
             memory=loser,
             changes=tracker.changes,
             automatic=True,
-            reason=_reason("duplicate", verdict),
+            reason=plain_reason(older, newer, verdict, what="both facts say the same thing"),
         )
     )
     return Resolution("merged")
@@ -197,7 +295,7 @@ def _temporal_change(
             memory=loser,
             changes=tracker.changes,
             automatic=True,
-            reason=_reason("temporal change", verdict),
+            reason=plain_reason(older, newer, verdict, what=change_in_words(older, newer, verdict)),
         )
     )
     return Resolution("superseded", uncertainty=uncertainty)
@@ -236,7 +334,13 @@ def _contradiction(
                 memory=weak,
                 changes=tracker.changes,
                 automatic=True,
-                reason=_reason("contradiction", verdict),
+                reason=plain_reason(
+                    older,
+                    newer,
+                    verdict,
+                    what=f"they disagree, and the {strong.source} fact ({strong.confidence:.2f}) outweighs the "
+                    f"{weak.source} one ({weak.confidence:.2f})",
+                ),
             )
         )
         return Resolution("dominance", uncertainty=uncertainty)
@@ -464,6 +568,38 @@ def _evidence(verdict: Verdict) -> dict[str, object]:
         "reasons": list(verdict.reasons),
         "reasoning": verdict.reasoning,
     }
+
+
+def plain_reason(older: Memory, newer: Memory, verdict: Verdict, *, what: str) -> str:
+    """Why an automatic decision was made, in words a reviewer reads on the Decisions page.
+
+    "Same subject — the user's home city; the newer fact says they moved (classifier, p=0.93)":
+    what the two facts are about, and what made the hub act — never a list of shared words.
+    """
+    label = subject_guard(older, newer, verdict).label
+    return f"Same subject — {label}; {what} ({verdict.tier}, p={verdict.probability:.2f})"
+
+
+def change_in_words(older: Memory, newer: Memory, verdict: Verdict) -> str:
+    """What the newer fact says happened, for :func:`plain_reason`."""
+    for reason in verdict.reasons:
+        if reason.startswith("the newer fact corrects"):
+            return "the newer fact corrects the earlier one"
+        if reason.startswith("the newer fact leaves"):
+            return reason.split(", which")[0].replace("leaves", "says it left")
+    current = older if verdict.current == "a" else newer
+    marker = CHANGE_WORDING.search(current.text)
+    if marker:
+        word = marker.group(0).lower()
+        if word.startswith(("moved", "relocated")):
+            return "the newer fact says they moved"
+        return f'the newer fact says it changed ("{word}")'
+    if older.valid_from.date() != newer.valid_from.date():
+        return (
+            f"the fact of {current.valid_from:%Y-%m-%d} gives a later value than the one of "
+            f"{(newer if current is older else older).valid_from:%Y-%m-%d}"
+        )
+    return "the newer fact gives a new value"
 
 
 def _reason(what: str, verdict: Verdict) -> str:

@@ -26,7 +26,14 @@ from memories.audit import Actor
 from memories.event_kinds import event_label
 from memories.models import Kind, Memory, Reliability
 from memories.selectors import MemoryFilters, memory_chain, memory_get, memory_list
-from memories.services import MANAGED_RELS, link_delete, memory_forget, memory_restore, memory_supersede
+from memories.services import (
+    MANAGED_RELS,
+    link_delete,
+    memory_forget,
+    memory_restore,
+    memory_subject_correct,
+    memory_supersede,
+)
 from memoryhub.errors import DomainError
 from recall.hybrid import RecallQuery, recall
 from recall.relevance import relevant_hits
@@ -127,8 +134,29 @@ def memory_view(request: HttpRequest, slug: str, memory_id: uuid.UUID) -> HttpRe
         "candidates": _replacements(memory, replace_query) if replace_query else None,
         "cards": list(ConflictCard.objects.filter(card_facts__memory=memory).order_by("-created_at")[:10]),
         "is_admin": membership.allows(Role.ADMIN),
+        "can_correct_subject": membership.allows(Role.REVIEWER),
     }
     return render(request, "memories/memory.html", context)
+
+
+@require_POST
+@login_required
+def memory_subject_view(request: HttpRequest, slug: str, memory_id: uuid.UUID) -> HttpResponse:
+    """A reviewer corrects what a fact is about (kept as training data: memory_subject_correct)."""
+    membership = membership_for(request, slug, Role.REVIEWER)
+    try:
+        memory = memory_get(workspace=membership.workspace, memory_id=memory_id)
+        memory_subject_correct(
+            memory=memory,
+            actor=Actor.for_user(request.user),  # type: ignore[arg-type]
+            entity=request.POST.get("entity", "")[:400],
+            attribute=request.POST.get("attribute", "")[:400],
+            note=request.POST.get("note", "").strip()[:2000],
+        )
+        messages.success(request, "Subject corrected.")
+    except DomainError as exc:
+        messages.error(request, exc.message)
+    return redirect("browser:memory", slug=slug, memory_id=memory_id)
 
 
 @require_POST

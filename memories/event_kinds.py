@@ -36,6 +36,7 @@ EVENT_KINDS: dict[str, EventKind] = {
     "memory.import": EventKind("Fact imported from another hub"),
     "memory.commit_superseded": EventKind("Fact recorded, replacing what it contradicts"),
     "memory.commit_merged": EventKind("Fact recorded as a duplicate of one already held"),
+    "memory.subject_correct": EventKind("What the fact is about corrected by a reviewer"),
     "link.create": EventKind("Facts linked"),
     "link.delete": EventKind("Link removed"),
     # conflicts
@@ -46,6 +47,8 @@ EVENT_KINDS: dict[str, EventKind] = {
     "conflict.record": EventKind("Noted a possible conflict"),
     "conflict.card": EventKind("Opened a review card"),
     "conflict.narrative_card": EventKind("Opened a review card from the story of the facts"),
+    "uncertainty.dismiss": EventKind("Dismissed an open question"),
+    "uncertainty.resolve": EventKind("Resolved an open question"),
     "uncertainty.surface": EventKind("Raised an open question with an agent"),
     "card.answer": EventKind("Answered a review card"),
     "tolerance.set": EventKind("Changed the conflict tolerance"),

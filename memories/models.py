@@ -12,6 +12,7 @@ from django.utils import timezone
 from pgvector.django import HnswIndex, VectorField
 
 from memories.embeddings import DIMENSIONS
+from memories.subjects import Subject
 from workspaces.models import AgentKey, Workspace
 
 
@@ -81,6 +82,15 @@ class Memory(models.Model):
     polarity = models.SmallIntegerField(default=0, help_text="-1 negative, 0 unknown, +1 positive")
     annotation = models.TextField(blank=True, default="", help_text='e.g. "used to …" once superseded')
 
+    # What the fact is about (memories/subjects.py), worked out when it is embedded: the entity
+    # ("user", "user's sister", "acme corp") and its attribute ("home city", "seat count"; empty
+    # when unknown). ``subject_source``: key, text, or reviewer (a person corrected it).
+    subject_entity = models.CharField(max_length=200, blank=True, default="")
+    subject_attribute = models.CharField(max_length=120, blank=True, default="")
+    subject_source = models.CharField(max_length=16, blank=True, default="")
+    # claim, question, greeting, opinion or plan (memories/speech_acts.py); only claims are compared.
+    speech_act = models.CharField(max_length=16, blank=True, default="")
+
     embedding = VectorField(dimensions=DIMENSIONS, null=True, blank=True)
     embedding_model = models.CharField(max_length=64, blank=True, default="")
     embedded_at = models.DateTimeField(null=True, blank=True)
@@ -145,6 +155,8 @@ class Memory(models.Model):
             models.Index(fields=["workspace", "scope"], name="memory_ws_scope"),
             models.Index(fields=["workspace", "agent"], name="memory_ws_agent"),
             models.Index(fields=["workspace", "reliability"], name="memory_ws_reliability"),
+            models.Index(fields=["workspace", "subject_entity", "subject_attribute"], name="memory_ws_subject"),
+            models.Index(fields=["workspace", "subject_attribute"], name="memory_ws_attribute"),
             # The embedding worker's queue: a small partial index stays cheap at any size.
             models.Index(
                 fields=["recorded_at"],
@@ -190,6 +202,10 @@ class Memory(models.Model):
     @property
     def is_live(self) -> bool:
         return self.status in LIVE_STATUSES
+
+    @property
+    def subject(self) -> Subject:
+        return Subject(self.subject_entity, self.subject_attribute, self.subject_source)
 
 
 class Rel(models.TextChoices):

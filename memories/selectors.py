@@ -14,7 +14,7 @@ from django.db import connection
 from django.db.models import Count, DateTimeField, Min, Q, QuerySet
 from django.utils import timezone
 
-from memories.models import LIVE_STATUSES, Link, Memory, Reliability, Status
+from memories.models import LIVE_STATUSES, Event, Link, Memory, Reliability, Status
 from memoryhub.errors import InvalidInput, NotFound
 from memoryhub.storable import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from workspaces.models import Membership, Workspace
@@ -375,3 +375,36 @@ def memory_subgraph(*, workspace: Workspace, memory_ids: list[uuid.UUID], depth:
         Link.objects.filter(workspace=workspace, src_id__in=list(nodes), dst_id__in=list(nodes)).order_by("id")
     )
     return Graph(nodes=nodes, edges=links, truncated=truncated)
+
+
+def subject_corrections(*, workspace: Workspace | None = None) -> list[dict[str, str]]:
+    """Reviewers' subject corrections as training rows: the text, what the hub read, what the reviewer set.
+
+    Read from the ``memory.subject_correct`` events (append-only), oldest first; a
+    fact corrected twice gives two rows, the later one the better label.
+    """
+    events = Event.objects.filter(verb="memory.subject_correct").select_related("memory").order_by("created_at", "pk")
+    if workspace is not None:
+        events = events.filter(workspace=workspace)
+    rows = []
+    for event in events:
+        change = next((c for c in event.changes if c.get("model") == "memories.memory"), None)
+        if change is None or event.memory is None:
+            continue
+        before, after = change.get("before", {}), change.get("after", {})
+        # A field the correction left as it was is in neither: it was right, and is what the row says now.
+        entity = str(after.get("subject_entity", before.get("subject_entity", event.memory.subject_entity)))
+        attribute = str(after.get("subject_attribute", before.get("subject_attribute", event.memory.subject_attribute)))
+        rows.append(
+            {
+                "memory_id": str(event.memory.pk),
+                "text": event.memory.text,
+                "key": event.memory.key,
+                "read_entity": str(before.get("subject_entity", entity)),
+                "read_attribute": str(before.get("subject_attribute", attribute)),
+                "entity": entity,
+                "attribute": attribute,
+                "corrected_at": event.created_at.isoformat(),
+            }
+        )
+    return rows

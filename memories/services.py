@@ -15,7 +15,7 @@ from django.db import connection, transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
-from memories import embeddings, hooks
+from memories import embeddings, hooks, speech_acts, subjects
 from memories.audit import Actor, RowChange, Tracker, record_event, record_events, snapshot
 from memories.models import (
     INITIAL_CONFIDENCE,
@@ -122,6 +122,7 @@ def memory_create(
         memory.embedding, memory.embedding_model = embedding
         memory.status = Status.ACTIVE
         memory.embedded_at = now
+        memory_understand(memory)
     tracker = Tracker()
     with transaction.atomic():
         memory.save(force_insert=True)
@@ -390,6 +391,46 @@ def memory_reinforce(*, memory: Memory, actor: Actor, reason: str = "") -> Memor
     return memory
 
 
+SUBJECT_CORRECT_VERB = "memory.subject_correct"
+
+
+def memory_subject_correct(*, memory: Memory, actor: Actor, entity: str, attribute: str, note: str = "") -> Memory:
+    """A reviewer says what the fact is about; kept over what the hub read, and kept as training data.
+
+    The event holds what the hub had read (``before``) and what the reviewer set
+    (``after``) beside the fact's text: ``selectors.subject_corrections`` exports
+    them (``python manage.py export_subject_corrections``). Entity and attribute
+    are folded as the hub folds its own ("The User" → "user", ``home_city`` → "home city").
+    """
+    folded_entity = subjects.normalise_entity(entity.strip())
+    folded_attribute = subjects.canonical_attribute(attribute.strip()) if attribute.strip() else ""
+    if not folded_entity:
+        raise InvalidInput("name who or what the fact is about", field="entity")
+    if len(folded_entity) > 200:
+        raise InvalidInput("at most 200 characters", field="entity")
+    if len(folded_attribute) > 120:
+        raise InvalidInput("at most 120 characters", field="attribute")
+    with transaction.atomic():
+        memory = Memory.objects.select_for_update().get(pk=memory.pk)
+        tracker = Tracker()
+        tracker.update(
+            memory,
+            subject_entity=folded_entity,
+            subject_attribute=folded_attribute,
+            subject_source=subjects.SOURCE_REVIEWER,
+        )
+        memory.save(update_fields=["subject_entity", "subject_attribute", "subject_source", "updated_at"])
+        record_event(
+            workspace=memory.workspace,
+            actor=actor,
+            verb=SUBJECT_CORRECT_VERB,
+            memory=memory,
+            changes=tracker.changes,
+            reason=note,
+        )
+    return memory
+
+
 REINFORCE_FIELDS = [
     "reinforcement_count",
     "last_reinforced_at",
@@ -515,9 +556,9 @@ def memories_embed_pending(*, first_id: uuid.UUID | None = None, limit: int | No
         pending = Memory.objects.filter(status=Status.PENDING_EMBED).select_for_update(skip_locked=True)
         batch: list[Memory] = []
         if first_id is not None:
-            batch = list(pending.filter(pk=first_id).only("id", "text", "workspace_id"))
+            batch = list(pending.filter(pk=first_id).only(*UNDERSTOOD_FROM))
         others = pending.exclude(pk=first_id) if first_id is not None else pending
-        batch += list(others.order_by("recorded_at").only("id", "text", "workspace_id")[: limit - len(batch)])
+        batch += list(others.order_by("recorded_at").only(*UNDERSTOOD_FROM)[: limit - len(batch)])
         if not batch:
             return 0
         now = _embed_into(batch, embedder)
@@ -547,7 +588,10 @@ def memories_reembed_stale(*, limit: int | None = None) -> int:
     embedder = embeddings.get_embedder()
     with transaction.atomic():
         batch = list(
-            memories_stale_embeddings().select_for_update(skip_locked=True).order_by("pk").only("id", "text")[:limit]
+            memories_stale_embeddings()
+            .select_for_update(skip_locked=True)
+            .order_by("pk")
+            .only(*UNDERSTOOD_FROM)[:limit]
         )
         if batch:
             _embed_into(batch, embedder)
@@ -555,7 +599,27 @@ def memories_reembed_stale(*, limit: int | None = None) -> int:
     return len(batch)
 
 
-EMBEDDING_FIELDS = ["embedding", "embedded_at", "embedding_model"]
+# Embedding a fact also works out what it is about and whether it is a claim (``memory_understand``).
+EMBEDDING_FIELDS = [
+    "embedding",
+    "embedded_at",
+    "embedding_model",
+    "subject_entity",
+    "subject_attribute",
+    "subject_source",
+    "speech_act",
+]
+# What embedding reads of a fact.
+UNDERSTOOD_FROM = ("id", "text", "key", "workspace_id", "subject_entity", "subject_attribute", "subject_source")
+
+
+def memory_understand(memory: Memory) -> None:
+    """Set the fact's subject and speech act (not saved); a reviewer's subject correction is kept."""
+    if memory.subject_source != subjects.SOURCE_REVIEWER:
+        subject = subjects.subject_of(memory.text, memory.key)
+        memory.subject_entity, memory.subject_attribute = subject.entity[:200], subject.attribute[:120]
+        memory.subject_source = subject.source
+    memory.speech_act = speech_acts.speech_act_of(memory.text, memory.embedding, memory.embedding_model)
 
 
 def _embed_into(batch: list[Memory], embedder: embeddings.Embedder) -> dt.datetime:
@@ -566,6 +630,7 @@ def _embed_into(batch: list[Memory], embedder: embeddings.Embedder) -> dt.dateti
         memory.embedding = vector
         memory.embedded_at = now
         memory.embedding_model = embedder.name
+        memory_understand(memory)
     return now
 
 

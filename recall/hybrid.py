@@ -53,6 +53,7 @@ from memories.embeddings import DIMENSIONS, embed_text
 from memories.models import LIVE_STATUSES, Link, Memory, Reliability
 from memories.selectors import memories_load_vectors
 from memoryhub.errors import InvalidInput
+from recall.subjects import subject_first
 from workspaces.models import Workspace
 
 RELIABILITY_FACTOR = {
@@ -214,6 +215,11 @@ def recall(*, workspace: Workspace, query: RecallQuery, query_vector: np.ndarray
     compared = max(COMPARED_HITS, 3 * query.k)
     hits = _newer_first(hits[:compared], period) + hits[compared:]
     results = _diverse(hits, query.k, period) if query.diversity else hits[: query.k]
+    if query.as_of is None and period is None:
+        # A question about a subject gets each matching subject's current fact first (recall/subjects.py).
+        results = subject_first(
+            base=_filtered(workspace, query), query=query.query, results=results, make_hit=_subject_hit
+        )
     if query.expand:
         results += _expansions(results, query.expand)
     _annotate_disputes(results)
@@ -289,6 +295,11 @@ def ranked_pool(
 def _order(hit: Hit) -> tuple[float, float, float]:
     # Ties: more important first, then newer.
     return (-hit.score, -hit.memory.importance, -hit.memory.recorded_at.timestamp())
+
+
+def _subject_hit(memory: Memory, score: float) -> Hit:
+    """A current fact the subject-first step lifts that ranking left out (recall/subjects.py)."""
+    return Hit(memory, score, ScoreParts(), memory.reliability)
 
 
 def _filtered(workspace: Workspace, query: RecallQuery) -> QuerySet[Memory]:

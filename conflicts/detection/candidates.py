@@ -2,8 +2,11 @@
 
 Bounded fan-out, never a scan of the workspace: the nearest neighbours on the
 HNSW index, facts with the same ``key`` (a trait slot such as ``home_city``),
-and — from a wider neighbour pool at a lower similarity — facts sharing the
-new fact's scope or a tag.
+facts with the same subject — entity and attribute (``memories/subjects.py``),
+however far apart their embeddings — and, from a wider neighbour pool at a
+lower similarity, facts sharing the new fact's scope or a tag. Only claims are
+compared: a question, greeting, opinion or plan has no candidates and is
+nobody's candidate (``memories/speech_acts.py``).
 """
 
 from __future__ import annotations
@@ -17,12 +20,18 @@ from pgvector.django import CosineDistance
 
 from memories.models import LIVE_STATUSES, Memory
 from memories.selectors import memories_load_vectors
+from memories.speech_acts import LABELS, is_claim
+
+NOT_CLAIMS = [label for label in LABELS if not is_claim(label)]
+# Kept ahead of neighbours when the candidates are cut to MAX_CANDIDATES.
+ALWAYS_COMPARED = ("same_key", "same_subject")
 
 NEIGHBOURS = 10
 NEIGHBOUR_MIN_COSINE = 0.45
 WIDE_POOL = 30
 SCOPE_OR_TAG_MIN_COSINE = 0.3
 SAME_KEY_LIMIT = 5
+SAME_SUBJECT_LIMIT = 5
 MAX_CANDIDATES = 12
 
 
@@ -30,14 +39,17 @@ MAX_CANDIDATES = 12
 class Candidate:
     memory: Memory
     similarity: float
-    why: str  # "neighbour" | "same_key" | "scope_or_tag"
+    why: str  # "neighbour" | "same_key" | "same_subject" | "scope_or_tag"
 
 
 def candidates_for(memory: Memory) -> list[Candidate]:
     """At most ``MAX_CANDIDATES`` live, unsuperseded facts of the same workspace, most similar first."""
+    if not is_claim(memory.speech_act):
+        return []
     base = (
         Memory.objects.filter(workspace_id=memory.workspace_id, status__in=LIVE_STATUSES, superseded_by__isnull=True)
         .exclude(pk=memory.pk)
+        .exclude(speech_act__in=NOT_CLAIMS)
         .defer("search_vector")
     )
     found: dict[object, Candidate] = {}
@@ -66,7 +78,14 @@ def candidates_for(memory: Memory) -> list[Candidate]:
         for other in same_key:
             if other.pk not in found:
                 found[other.pk] = Candidate(other, memory_cosine(memory, other), "same_key")
-    ranked = sorted(found.values(), key=lambda c: (c.why != "same_key", -c.similarity))[:MAX_CANDIDATES]
+    if memory.subject_entity and memory.subject_attribute:
+        same_subject = base.filter(
+            subject_entity=memory.subject_entity, subject_attribute=memory.subject_attribute
+        ).order_by("-valid_from")[:SAME_SUBJECT_LIMIT]
+        for other in same_subject:
+            if other.pk not in found:
+                found[other.pk] = Candidate(other, memory_cosine(memory, other), "same_subject")
+    ranked = sorted(found.values(), key=lambda c: (c.why not in ALWAYS_COMPARED, -c.similarity))[:MAX_CANDIDATES]
     memories_load_vectors([c.memory for c in ranked])
     return ranked
 

@@ -34,6 +34,7 @@ from conflicts.detection.features import build_matrix
 from conflicts.detection.network import LABELS, RELATION_OF_LABEL, Model, apply_rules, load_model
 from conflicts.detection.verdict import Relation, Verdict
 from memories import embeddings
+from memories.subjects import subjects_agree
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -51,6 +52,8 @@ SURE_WITHOUT_SHARED_WORDS = 0.8
 # "Moved X off A" after "X is A": how sure the rule is, and how close the facts must be
 # when the rules see no shared subject.
 LEFT_BEHIND_PROBABILITY = 0.9
+# A later fact about the same entity and attribute that says it changed.
+SUBJECT_CHANGE_PROBABILITY = 0.9
 LEFT_BEHIND_COSINE = 0.45
 # "Correction: …" replaces an earlier fact only on the same subject: shared subject
 # words by the rules, or this close in meaning.
@@ -241,9 +244,37 @@ def classify_memory_pairs(pairs: list[tuple[Memory, Memory]], *, most_read: int 
         _left_behind(older, newer, prediction)
         or _corrected(older, newer, prediction)
         or _opposite_polarity(older, newer, prediction)
+        or _announced_within_subject(older, newer, prediction)
         or prediction.verdict()
         for (older, newer), prediction in zip(pairs, classify_pairs(inputs, most_read=most_read), strict=True)
     ]
+
+
+def _announced_within_subject(older: Memory, newer: Memory, prediction: Prediction) -> Verdict | None:
+    """Tier 0 over tier 1: one subject, a later fact that says it changed — an update.
+
+    "The user lives in Lisbon." (September) then "The user says they moved to
+    Berlin last month." (November): both about the user's home city
+    (memories/subjects.py), the newer one at least a day later and announcing a
+    change ("moved to", "now", "no longer", or "used to" on the older side). The
+    subject plays the part an agent's ``key`` plays: the same slot with a new value.
+    Not when both say the same thing (a duplicate is for the merge rule).
+    """
+    agreement = subjects_agree(older.subject, newer.subject)
+    signals = prediction.signals
+    announced = signals.change_markers_b or signals.past_markers_a
+    later = (newer.valid_from - older.valid_from).days >= 1
+    if not (agreement.same and announced and later) or prediction.relation == Relation.DUPLICATE:
+        return None
+    marker = (signals.change_markers_b or signals.past_markers_a)[0]
+    return Verdict(
+        relation=Relation.TEMPORAL_CHANGE,
+        probability=SUBJECT_CHANGE_PROBABILITY,
+        tier="rules",
+        current="b",
+        announced=True,
+        reasons=(f'same subject ({newer.subject.label}) and the newer fact announces a change ("{marker}")',),
+    )
 
 
 def _corrected(older: Memory, newer: Memory, prediction: Prediction) -> Verdict | None:

@@ -37,6 +37,7 @@ from conflicts.detection.verdict import Relation, Verdict
 from conflicts.forgetting import StoryFact
 from conflicts.story import Flag
 from memories.embeddings import embed_texts
+from memories.speech_acts import is_claim
 
 StoryPairClassifier = Callable[[list[tuple[StoryFact, StoryFact]]], list[Verdict]]
 
@@ -140,7 +141,11 @@ class PairView:
 
 
 def detect(facts: list[StoryFact], *, classify: StoryPairClassifier | None = None) -> list[Flag]:
-    """Flags for a story given oldest first; each fact set at most once."""
+    """Flags for a story given oldest first; each fact set at most once.
+
+    Only claims take part: questions, greetings, opinions and plans are no part of the timeline.
+    """
+    facts = [f for f in facts if is_claim(f.speech_act)]
     if len(facts) < 2:
         return []
     classify = classify or _default_classifier()
@@ -224,6 +229,8 @@ def _habit_pairs(facts: list[StoryFact]) -> list[tuple[int, int]]:
 def _linked(older: StoryFact, newer: StoryFact, similarity: float) -> bool:
     if older.key and older.key == newer.key:
         return True
+    if older.entity and older.attribute and (older.entity, older.attribute) == (newer.entity, newer.attribute):
+        return True  # one subject's timeline, however differently worded
     threshold = SAME_SCOPE_LINK_COSINE if older.scope and older.scope == newer.scope else LINK_COSINE
     return similarity >= threshold
 

@@ -131,7 +131,7 @@ def _retire(memory: Memory, status: str, confidence: float, since: dt.datetime |
     record_event(
         workspace=Workspace(pk=memory.workspace_id),
         actor=ACTOR,
-        verb=VERBS[Status(status)],
+        verb="upkeep.deprecate" if Status(status) == Status.DEPRECATED else "upkeep.decay",
         memory=memory,
         changes=tracker.changes,
         automatic=True,

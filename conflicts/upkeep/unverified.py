@@ -157,7 +157,7 @@ def _solo(memory: Memory, kind: UncertaintyType, why: str) -> Uncertainty:
     record_event(
         workspace=Workspace(pk=memory.workspace_id),
         actor=ACTOR,
-        verb=f"upkeep.{kind}",
+        verb="upkeep.unverified" if kind == UncertaintyType.UNVERIFIED else "upkeep.stale",
         memory=memory,
         changes=tracker.changes,
         automatic=True,

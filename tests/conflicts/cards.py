@@ -32,6 +32,9 @@ def pair_card(
     **fields: Any,
 ) -> tuple[ConflictCard, Memory, Memory]:
     """Two facts and the card detection raises about them (asked: the older one)."""
+    # Both about one subject, as the embedding step would find for a real pair: the review tests
+    # are about what an answer does, not about which pairs may be carded (test_subject_guard.py).
+    fields = {"subject_entity": "the subject", "subject_attribute": "value", "speech_act": "claim", **fields}
     a = memory(workspace=workspace, text=older, kind=kind, valid_from=day(start), **fields)
     b = memory(workspace=workspace, text=newer, kind=kind, valid_from=day(start + 1), **fields)
     # Sure enough to card at any tolerance, not sure enough to supersede silently.

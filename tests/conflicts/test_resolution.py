@@ -69,8 +69,9 @@ def test_a_sure_temporal_change_supersedes_the_old_fact(workspace: Workspace) ->
 
 
 def test_undo_of_an_automatic_supersede_restores_the_exact_prior_state(workspace: Workspace) -> None:
-    old = remember(workspace, "Deploys run on Jenkins", valid_from=day(1))
-    new = remember(workspace, "We switched deploys to GitHub Actions", valid_from=day(3))
+    # About one subject (the user's home city): only then may the hub supersede on its own.
+    old = remember(workspace, "The user lives in Porto", valid_from=day(1))
+    new = remember(workspace, "The user moved to Lisbon", valid_from=day(3))
     before = state(old, new)
     resolve(old, new, verdict(Relation.TEMPORAL_CHANGE, current="b"))
 
@@ -87,8 +88,8 @@ def test_undo_of_an_automatic_supersede_restores_the_exact_prior_state(workspace
 
 
 def test_undo_refuses_when_a_row_changed_afterwards(workspace: Workspace) -> None:
-    old = remember(workspace, "The API is REST", valid_from=day(1))
-    new = remember(workspace, "The API moved to GraphQL", valid_from=day(3))
+    old = remember(workspace, "The user lives in Bristol", valid_from=day(1))
+    new = remember(workspace, "The user moved to Bath", valid_from=day(3))
     resolve(old, new, verdict(Relation.TEMPORAL_CHANGE, current="b"))
     Memory.objects.filter(pk=old.pk).update(annotation="edited by hand")
 
@@ -163,7 +164,7 @@ def test_a_disagreement_below_the_surface_threshold_is_kept_without_a_card(
 
 def test_a_contradiction_between_beliefs_marks_both_and_asks(workspace: Workspace) -> None:
     a = remember(workspace, "The user is vegetarian", kind="trait", valid_from=day(1))
-    b = remember(workspace, "The user's favourite dish is steak", kind="trait", valid_from=day(2))
+    b = remember(workspace, "The user eats meat every day", kind="trait", valid_from=day(2))
 
     assert resolve(a, b, verdict(Relation.TRUE_CONTRADICTION)) == "carded"
 
@@ -269,7 +270,7 @@ def test_an_unsure_duplicate_is_left_alone(workspace: Workspace) -> None:
 
 def test_a_pair_is_never_raised_twice(workspace: Workspace) -> None:
     a = remember(workspace, "The user is vegetarian", valid_from=day(1))
-    b = remember(workspace, "The user eats steak", valid_from=day(2))
+    b = remember(workspace, "The user eats meat every day", valid_from=day(2))
     resolve(a, b, verdict(Relation.TRUE_CONTRADICTION))
 
     assert resolve(a, b, verdict(Relation.TRUE_CONTRADICTION)) == "none"

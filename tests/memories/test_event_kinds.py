@@ -87,6 +87,13 @@ def test_only_kinds_that_change_facts_are_decisions() -> None:
         "conflict.merge_duplicate",
         "conflict.confidence_dominance",
         "conflict.evidence_resolve",
+        # the beat jobs' changes (docs/UPKEEP.md): undoable like any automatic decision
+        "upkeep.merge",
+        "upkeep.deprecate",
+        "upkeep.decay",
+        "upkeep.penalty",
+        "upkeep.evidence",
+        "upkeep.verified",
     }
     assert "conflict.card" not in DECISION_VERBS
     assert "conflict.narrative_card" not in DECISION_VERBS

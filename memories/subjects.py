@@ -1,0 +1,881 @@
+"""What a fact is about: its entity (who or what) and attribute (which property of it).
+
+"The user lives in Lisbon." is about the user's home city; "The user's sister
+lives in Porto." about the sister's home city; "Acme Corp has 200 seats on
+Pro." about Acme Corp's seat count; "The Pro plan costs 59 euros." about the
+Pro plan's price. Two facts may replace each other only when both agree.
+
+Offline and deterministic, with no model: an agent's ``key`` names the
+attribute outright (the strongest signal); otherwise the sentence is read in
+the shape most facts have — an optional preamble ("Update:", "From next
+month", "X says that"), a subject noun phrase up to the first verb, and a
+predicate. The entity is that noun phrase (pronouns and "the user" folded to
+one name); the attribute comes from what the predicate says, through a small
+lexicon of the properties agents keep writing about (home city, employer,
+manager, price, seat count, version, region, schedule, diet…), then the unit
+of a number ("200 seats" → seat count), then the head of the subject phrase
+when it names a property ("The staging cluster's region is …", "the rate
+limit on the Pro plan is …"). When none of these speaks, the attribute is
+empty — unknown, never guessed from a shared word.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+SOURCE_KEY = "key"
+SOURCE_TEXT = "text"
+SOURCE_REVIEWER = "reviewer"
+
+
+@dataclass(frozen=True)
+class Subject:
+    entity: str
+    attribute: str
+    source: str = SOURCE_TEXT
+
+    @property
+    def label(self) -> str:
+        """ "the user's home city", "Acme Corp's seat count", "the user" — for people to read."""
+        entity = _display_entity(self.entity)
+        if not self.attribute:
+            return entity
+        owner = entity + ("'" if entity.endswith("s") else "'s")
+        return f"{owner} {self.attribute}" if entity else self.attribute
+
+
+def _display_entity(entity: str) -> str:
+    if entity in ("user", "speaker", "team") or entity.startswith(("user's", "team's")):
+        return "the " + entity
+    return entity
+
+
+# ---------------------------------------------------------------------------------------------
+# Lexicons. Written from what facts about people, teams, systems and customers commonly say —
+# not fitted to any evaluation story.
+
+# Predicate patterns → attribute. Checked in order against the predicate (lower case).
+_ATTRIBUTE_PATTERNS: tuple[tuple[str, str], ...] = (
+    (r"\b(?:lives?|living|lived|resides?|residing|based)\b.*\b(?:in|at)\b", "home city"),
+    (r"\b(?:relocat\w*|mov(?:ed|es|ing|e))\s+(?:back\s+|house\s+|over\s+)?(?:in|out|abroad|away)\b", "home city"),
+    # "moved to Berlin", "relocated from Porto to Utrecht": a move to a place with a name.
+    (
+        r"(?-i:\b(?:[Rr]elocat\w*|[Mm]ov(?:ed|es|ing|e))\b(?:\s+from\s+[A-Z][\w-]*(?:\s+[A-Z][\w-]*)?)?"
+        r"\s+(?:back\s+)?to\s+(?!(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day|Q\d|v?\d|"
+        r"(?:Jan|Febr)uary|March|April|May|June|July|August|(?:Septem|Octo|Novem|Decem)ber)[A-Z])",
+        "home city",
+    ),
+    (r"\bhome(?: city| town|town)?\b|\bmoved (?:house|back|home)\b|\bmoved out\b", "home city"),
+    (r"\breports? to\b|\bmanag(?:er|ed by)\b|\bboss\b|\bline manager\b", "manager"),
+    (
+        r"\b(?:works?|working|worked) (?:at|for)\b|\bjoined\b|\bemployer\b|\bemployed\b|\bhired by\b"
+        r"|\bleft \w+ to join\b",
+        "employer",
+    ),
+    (r"\b(?:works?|working|worked) as\b|\bjob title\b|\brole\b|\bpromoted\b", "role"),
+    (r"\bcontact\b|\bpoint of contact\b", "contact"),
+    (r"\bcosts?\b|\bpriced?\b|\bprices?\b|\bcharge[sd]?\b|\bper seat\b|\bper month\b|\bsubscription fee\b", "price"),
+    (r"\bseats?\b|\blicen[cs]es\b", "seat count"),
+    (r"\brate limit\b|\breq(?:uests)?/s\b|\brequests per (?:second|minute)\b|\bthrottl", "rate limit"),
+    (r"\bregion\b|\b(?:eu|us|ap|ca|sa|me|af)-(?:west|east|north|south|central|northeast|southeast)-\d\b", "region"),
+    (r"\bdatabase\b|\bpostgres(?:ql)?\b|\bmysql\b|\bmongodb\b|\bsqlite\b|\bdynamodb\b|\bcassandra\b", "database"),
+    (r"\bqueue\b|\bbroker\b|\brabbitmq\b|\bsqs\b|\bkafka\b|\bredis\b|\bcelery\b", "job queue"),
+    (
+        r"\bvegetarian\b|\bvegan\b|\bpescatarian\b|\beats? (?:meat|fish|steak|beef|pork|chicken|bacon|burgers?)\b"
+        r"|\bdiet\b|\bgluten\b|\ballerg",
+        "diet",
+    ),
+    (r"\b(?:drinks?|drinking|teetotal|sober|alcohol|beer|wine)\b", "drinking"),
+    (r"\bsmok(?:es|ing|er|e)\b|\bcigarettes?\b|\bvap(?:es|ing)\b", "smoking"),
+    (
+        r"\bmarried\b|\bdivorced\b|\bengaged\b|\bpartner\b|\bgirlfriend\b|\bboyfriend\b|\bwife\b|\bhusband\b|\bsingle\b",
+        "relationship",
+    ),
+    (r"\bbirthday\b|\bborn\b", "birth"),
+    (r"\b\d+ years? old\b|\baged? \d+\b", "age"),
+    (r"\btime ?zone\b|\bUTC[+-]\d|\bCET\b|\bPST\b|\bEST\b", "time zone"),
+    (r"\b(?:support|opening|office|business) hours\b|\bopen from\b|\bopening times\b", "opening hours"),
+    (r"\bstand-?ups?\b|\bmeetings?\b|\bsync\b|\b1:1\b|\bone-on-one\b", "meeting schedule"),
+    (
+        r"\bdeploy(?:s|ed|ing|ment)?\b.*\b(?:on|every)\b.*\b(?:monday|tuesday|wednesday|thursday|friday|day)s?\b",
+        "deploy schedule",
+    ),
+    (r"\bon-?call\b|\bpager\b|\bpaging\b", "on-call"),
+    (r"\boffice\b|\bremote(?:ly)?\b|\bhybrid\b|\bwork(?:s|ing)? from home\b", "work location"),
+    # Not a bare "run": services run on ports, pipelines run nightly.
+    (
+        r"\b(?:running|jogg\w*|swim\w*|gym|yoga|cycling|exercis\w*|workouts?|work out)\b"
+        r"|\bruns? (?:\d+|a|an)\s*(?:k|km|miles?|marathon|half)\b",
+        "exercise",
+    ),
+    (r"\bdogs?\b|\bcats?\b|\bpets?\b|\bpupp(?:y|ies)\b|\bkittens?\b", "pet"),
+    (r"\bspeaks?\b|\bnative language\b|\blanguage\b", "language"),
+    (r"\bphone\b|\bmobile number\b|\bemail\b|\baddress\b", "contact details"),
+    (
+        r"\bowns?\b|\bowner\b|\bowned by\b|\bmaintain(?:s|ed by)\b|\bresponsible for\b|\bin charge of\b|\btook over\b",
+        "owner",
+    ),
+    (r"\bretention\b|\bkept for\b|\bretained\b|\bbackups?\b", "retention"),
+    (r"\bbudget\b", "budget"),
+    (r"\bdeadline\b|\blaunch(?:es|ed|ing)? (?:on|in|date)\b|\bdue\b|\bships? (?:on|in)\b|\brelease date\b", "date"),
+    (r"\btimeouts?\b", "timeout"),
+    (r"\bquota\b|\bstorage\b|\bdisk\b|\bupload (?:size|limit)\b", "quota"),
+    (r"\bframework\b|\breact\b|\bvue\b|\bangular\b|\bsvelte\b|\bdjango\b|\brails\b|\bflask\b", "framework"),
+    (r"\btests?\b.*\b(?:pytest|jest|vitest|mocha|unittest|junit)\b|\btest framework\b", "test framework"),
+    (r"\bcloud\b|\baws\b|\bgcp\b|\bazure\b|\bhosted on\b|\bhosting\b", "hosting"),
+    (r"\bcoffee\b|\btea\b", "coffee"),
+    (r"\bfavou?rite\b", "favourite"),
+)
+_ATTRIBUTE_RES = tuple((re.compile(p, re.IGNORECASE), a) for p, a in _ATTRIBUTE_PATTERNS)
+
+# A number's unit → attribute ("200 seats" → seat count).
+_UNIT_ATTRIBUTES = {
+    "seat": "seat count",
+    "seats": "seat count",
+    "licences": "seat count",
+    "licenses": "seat count",
+    "users": "user count",
+    "customers": "customer count",
+    "employees": "headcount",
+    "people": "headcount",
+    "engineers": "headcount",
+    "euros": "price",
+    "euro": "price",
+    "eur": "price",
+    "dollars": "price",
+    "usd": "price",
+    "gbp": "price",
+    "pounds": "price",
+    "gb": "size",
+    "tb": "size",
+    "mb": "size",
+    "days": "duration",
+    "weeks": "duration",
+    "months": "duration",
+    "minutes": "duration",
+    "hours": "duration",
+    "ms": "latency",
+    "%": "percentage",
+    "replicas": "replica count",
+    "nodes": "node count",
+    "pods": "pod count",
+}
+
+# Auxiliaries and common verbs in every form a subject phrase ends before.
+_AUXILIARIES = frozenset(
+    [
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+        "been",
+        "being",
+        "am",
+        "'s",
+        "'re",
+        "has",
+        "have",
+        "had",
+        "having",
+        "do",
+        "does",
+        "did",
+        "will",
+        "would",
+        "shall",
+        "should",
+        "can",
+        "could",
+        "may",
+        "might",
+        "must",
+        "isn't",
+        "aren't",
+        "wasn't",
+        "weren't",
+        "hasn't",
+        "haven't",
+        "hadn't",
+        "doesn't",
+        "don't",
+        "didn't",
+        "won't",
+        "wouldn't",
+        "can't",
+        "cannot",
+        "couldn't",
+        "shouldn't",
+    ]
+)
+_VERB_BASES = [
+    "live",
+    "move",
+    "relocate",
+    "work",
+    "join",
+    "leave",
+    "report",
+    "manage",
+    "cost",
+    "charge",
+    "run",
+    "use",
+    "prefer",
+    "like",
+    "love",
+    "hate",
+    "enjoy",
+    "want",
+    "need",
+    "plan",
+    "intend",
+    "own",
+    "keep",
+    "go",
+    "come",
+    "get",
+    "make",
+    "take",
+    "give",
+    "say",
+    "tell",
+    "think",
+    "believe",
+    "know",
+    "feel",
+    "seem",
+    "become",
+    "start",
+    "stop",
+    "begin",
+    "end",
+    "switch",
+    "migrate",
+    "upgrade",
+    "downgrade",
+    "deploy",
+    "ship",
+    "launch",
+    "release",
+    "host",
+    "hold",
+    "store",
+    "send",
+    "receive",
+    "pay",
+    "buy",
+    "sell",
+    "sign",
+    "renew",
+    "cancel",
+    "drop",
+    "add",
+    "remove",
+    "replace",
+    "retire",
+    "support",
+    "handle",
+    "eat",
+    "drink",
+    "smoke",
+    "play",
+    "watch",
+    "read",
+    "write",
+    "speak",
+    "study",
+    "learn",
+    "teach",
+    "visit",
+    "travel",
+    "meet",
+    "call",
+    "email",
+    "ask",
+    "answer",
+    "help",
+    "build",
+    "break",
+    "fix",
+    "test",
+    "try",
+    "attend",
+    "own",
+    "lead",
+    "head",
+    "chair",
+    "belong",
+    "contain",
+    "include",
+    "require",
+    "allow",
+    "block",
+    "limit",
+    "cap",
+    "expire",
+    "retain",
+    "back",
+    "log",
+    "page",
+    "alert",
+    "wake",
+    "sleep",
+    "swim",
+    "cycle",
+    "walk",
+    "drive",
+    "ride",
+    "fly",
+    "hit",
+    "reach",
+    "exceed",
+    "grow",
+    "shrink",
+    "rise",
+    "fall",
+    "increase",
+    "decrease",
+    "raise",
+    "lower",
+    "double",
+    "halve",
+    "set",
+    "change",
+    "open",
+    "close",
+    "rotate",
+    "scale",
+    "serve",
+    "process",
+    "route",
+    "fail",
+    "crash",
+    "recover",
+    "restore",
+    "migrate",
+    "cache",
+    "sync",
+]
+
+
+def _inflections(base: str) -> set[str]:
+    forms = {base}
+    if base.endswith("e"):
+        forms |= {base + "s", base + "d", base[:-1] + "ing"}
+    elif base.endswith("y") and len(base) > 2 and base[-2] not in "aeiou":
+        forms |= {base[:-1] + "ies", base[:-1] + "ied", base + "ing"}
+    elif base.endswith(("s", "sh", "ch", "x", "z")):
+        forms |= {base + "es", base + "ed", base + "ing"}
+    else:
+        forms |= {base + "s", base + "ed", base + "ing"}
+        if len(base) <= 4 and base[-1] not in "aeiouwxy" and base[-2] in "aeiou" and base[-3:-2] not in "aeiou":
+            forms |= {base + base[-1] + "ed", base + base[-1] + "ing"}
+    return forms
+
+
+_IRREGULAR = [
+    "went",
+    "gone",
+    "came",
+    "got",
+    "gotten",
+    "made",
+    "took",
+    "taken",
+    "gave",
+    "given",
+    "said",
+    "told",
+    "thought",
+    "knew",
+    "known",
+    "felt",
+    "became",
+    "began",
+    "begun",
+    "ran",
+    "held",
+    "kept",
+    "left",
+    "paid",
+    "bought",
+    "sold",
+    "sent",
+    "built",
+    "broke",
+    "broken",
+    "wrote",
+    "written",
+    "spoke",
+    "spoken",
+    "read",
+    "met",
+    "ate",
+    "eaten",
+    "drank",
+    "drunk",
+    "drove",
+    "driven",
+    "rode",
+    "ridden",
+    "flew",
+    "flown",
+    "grew",
+    "grown",
+    "fell",
+    "fallen",
+    "set",
+    "led",
+    "slept",
+    "swam",
+    "woke",
+    "hit",
+    "sat",
+    "stood",
+    "won",
+    "lost",
+]
+_VERBS = frozenset(form for base in _VERB_BASES for form in _inflections(base)) | frozenset(_IRREGULAR)
+_MODALS_AND_ADVERBS = frozenset(
+    ["now", "still", "no", "longer", "also", "just", "already", "currently", "usually", "always", "never", "often"]
+)
+
+_PERSON_NOUNS = frozenset(
+    [
+        "sister",
+        "brother",
+        "mother",
+        "father",
+        "mum",
+        "mom",
+        "dad",
+        "parents",
+        "parent",
+        "wife",
+        "husband",
+        "partner",
+        "girlfriend",
+        "boyfriend",
+        "son",
+        "daughter",
+        "child",
+        "children",
+        "kids",
+        "kid",
+        "baby",
+        "grandmother",
+        "grandfather",
+        "grandma",
+        "grandpa",
+        "aunt",
+        "uncle",
+        "cousin",
+        "niece",
+        "nephew",
+        "friend",
+        "friends",
+        "colleague",
+        "colleagues",
+        "neighbour",
+        "neighbor",
+        "flatmate",
+        "roommate",
+        "boss",
+        "manager",
+        "doctor",
+        "physiotherapist",
+        "therapist",
+        "dentist",
+        "landlord",
+        "assistant",
+        "family",
+        "team",
+    ]
+)
+_USER_WORDS = frozenset({"user", "the user", "our user", "customer"})
+_FIRST_PERSON = {"i": "speaker", "me": "speaker", "my": "speaker", "we": "team", "our": "team", "us": "team"}
+_THIRD_PERSON = frozenset({"he", "she", "they", "it", "his", "her", "their", "its"})
+_DETERMINERS = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "this",
+        "that",
+        "these",
+        "those",
+        "our",
+        "my",
+        "your",
+        "their",
+        "his",
+        "her",
+        "its",
+        "some",
+        "all",
+        "every",
+        "each",
+    ]
+)
+
+_PREAMBLE = re.compile(
+    r"^\s*(?:(?:update|note|fyi|correction(?: to the previous entry)?|clarification|reminder|heads[- ]up|"
+    r"actually|btw|ps|important|update on [^:]{1,40})\s*[:,—–-]\s*)+",
+    re.IGNORECASE,
+)
+_LEADING_TIME = re.compile(
+    r"^\s*(?:(?:from|since|as of|starting|until|after|before|by|in|on|last|next|this|every|each)\s+"
+    r"(?:[\w'’-]+\s+){0,3}?(?:\w+)\s*,\s*|(?:from|as of|starting)\s+(?:next|this|last)\s+\w+\s+|"
+    r"(?:now|today|yesterday|currently|recently|lately|finally|also|so)\s*,?\s+)",
+    re.IGNORECASE,
+)
+_REPORTED = re.compile(
+    r"^(?P<who>.{1,60}?)\s+(?:says?|said|mentioned|mentions|told (?:us|me|the \w+)|tells (?:us|me)|"
+    r"reports?|reported|confirmed|confirms|thinks|believes|explained|wrote|noted)\s+(?:that\s+)?"
+    r"(?P<rest>(?:they|he|she|it|we|i)\b.*)$",
+    re.IGNORECASE,
+)
+_INVERTED_COPULA = re.compile(
+    r"^(?:is|are|was|were)\s+(?:now\s+|still\s+)?(?:our|the|their|his|her|its|my)\s+"
+    r"(?P<attr>[\w\s-]{2,40}?)\s+(?:at|of|for|on)\s+(?:the\s+)?(?P<entity>.+)$",
+    re.IGNORECASE,
+)
+_ROLE_COPULA = re.compile(
+    r"^(?:is|are|was|were)\s+(?:now\s+|still\s+)?(?:the|our|their)\s+(?P<role>[\w\s-]{2,40}?)"
+    r"(?:\s+(?:this|next|for)\s+\w+|\s+now|\s+again)?\s*$",
+    re.IGNORECASE,
+)
+_NAMED_COMPLEMENT = re.compile(r"^(?:is|are|was|were)\s+(?:now\s+|still\s+)?[A-Z]")
+_LABELLED = re.compile(r"^(?P<label>[^:=]{2,50}?)\s*(?::|=)\s+(?P<value>.+)$")
+_PARENTHESES = re.compile(r"\s*[(\[][^)\]]*[)\]]")
+_TOKEN = re.compile(r"[\w'’./+#@-]+|%|[€$£]")
+_NUMBER_UNIT = re.compile(r"(?:[€$£]\s?)?\d[\d.,]*\s*(%|[a-zA-Z]{1,12})?")
+_CURRENCY = re.compile(r"[€$£]\s?\d")
+_PURPOSE = re.compile(r"^\s*(?:to|in order to|when(?: you)?|if you)\s+(?P<goal>[^,;:]{3,60})[,:;]", re.IGNORECASE)
+_OF_PHRASE = re.compile(r"^(?P<attr>.+?)\s+(?:of|on|for|at|in)\s+(?:the\s+)?(?P<entity>.+)$")
+
+
+def subject_of(text: str, key: str = "") -> Subject:
+    """Entity and attribute of one fact, from its ``key`` (attribute) and its text."""
+    entity, attribute = _read(text)
+    if key:
+        return Subject(entity, _key_attribute(key), SOURCE_KEY)
+    return Subject(entity, attribute, SOURCE_TEXT)
+
+
+def _key_attribute(key: str) -> str:
+    return canonical_attribute(re.sub(r"[_\-.:/]+", " ", key).strip().lower())
+
+
+def normalise_entity(phrase: str) -> str:
+    """Lower case, no determiners or punctuation; "the user"/"User" → "user", "I" → "speaker"."""
+    words = [w.strip(".,;:!?\"'“”").lower().replace("’", "'") for w in phrase.split()]
+    words = [w for w in words if w]
+    if not words:
+        return ""
+    if words[0] in _FIRST_PERSON:
+        head = _FIRST_PERSON[words[0]]
+        rest = words[1:]
+        if not rest or words[0] not in ("my", "our"):
+            return head
+        if rest[-1] in _PERSON_NOUNS:
+            return f"{head}'s {' '.join(rest)}"
+        words = rest  # "our API", "my notes": a thing, not a person of ours
+    while words and words[0] in _DETERMINERS:
+        words = words[1:]
+    if not words:
+        return ""
+    joined = " ".join(words)
+    joined = re.sub(r"\bthe user\b", "user", joined)
+    if joined in _USER_WORDS:
+        return "user"
+    return joined
+
+
+def _read(text: str) -> tuple[str, str]:
+    sentence = _first_clause(text)
+    purpose = _PURPOSE.match(sentence)
+    if purpose:
+        # "To roll back a deploy, re-run …": a procedure is about its goal.
+        return normalise_entity(purpose.group("goal")), "procedure"
+    sentence = _strip_preamble(sentence)
+    reported = _REPORTED.match(sentence)
+    reporter = ""
+    if reported:
+        reporter = normalise_entity(reported.group("who"))
+        sentence = reported.group("rest")
+    labelled = _LABELLED.match(sentence)
+    if labelled:
+        value_tokens = _TOKEN.findall(labelled.group("value"))
+        split = _subject_end(value_tokens)
+        if 0 < split < len(value_tokens) and value_tokens[0][0].isupper() and value_tokens[split][0].isalpha():
+            # "Pricing review outcome: Growth becomes $39/month": the value is the fact.
+            return _read(labelled.group("value"))
+        # "Unit tests: Jest 29", "BM25 nDCG@10 = 0.412": a label and its value.
+        entity, owned = _split_owner(normalise_entity(labelled.group("label")))
+        attribute = _attribute_from(sentence, owned)
+        if not attribute and re.match(r"^[~≈<>]?\s*[€$£]?\d", labelled.group("value")):
+            attribute = "value"  # "Weekly active teams: 4,120": a label and its figure
+        return entity, attribute
+    tokens = _TOKEN.findall(sentence)
+    if not tokens:
+        return "", ""
+    split = _subject_end(tokens)
+    subject_words, predicate_words = tokens[:split], tokens[split:]
+    predicate = " ".join(predicate_words)
+    if not subject_words:
+        # "Moved the Celery broker off RabbitMQ onto SQS": an agent's note without a subject —
+        # about what the verb acts on. "Prefers no meetings …", "Wants a recipe …": about someone
+        # the note leaves out — unknown.
+        first = predicate_words[0].lower()
+        if first.endswith("s") and not first.endswith("ss") and first not in _VERBS:
+            return "", _attribute_from(predicate, "")
+        entity = _object_phrase(predicate_words[1:])
+        attribute = _attribute_from(predicate, "")
+        return entity, attribute
+    if len(subject_words) > 10:
+        return "", _attribute_from(predicate, "")  # no verb found where a subject should end: unknown
+    subject_phrase = " ".join(subject_words)
+    lowered = subject_phrase.lower()
+    # "The user says they moved …": "they" is the one reported.
+    entity = reporter if lowered in _THIRD_PERSON and reporter else normalise_entity(subject_phrase)
+    inverted = _INVERTED_COPULA.match(predicate)
+    if inverted and _attribute_from(inverted.group("attr"), ""):
+        # "Tomás is now our main contact at Acme Corp": about Acme Corp's contact.
+        return normalise_entity(inverted.group("entity")), _attribute_from(inverted.group("attr"), "")
+    role = _ROLE_COPULA.match(predicate)
+    if role and _known_attribute(role.group("role")):
+        # "Ivo is the on-call engineer this week": an identity statement about a unique role.
+        return normalise_entity(role.group("role")), _attribute_from(role.group("role"), "")
+    entity, owned = _split_owner(entity)
+    named = _NAMED_COMPLEMENT.match(predicate)
+    if owned == "" and "'s " in entity and named:
+        # "The user's manager is Dana": the manager is what is said about the user.
+        owner, _, owned = entity.partition("'s ")
+        return owner, _attribute_from("", owned)
+    attribute = _attribute_from(predicate, owned)
+    if attribute == "home city" and not _MOVE_IN_PLACE.search(predicate) and not _person_like(entity, subject_words):
+        attribute = ""  # "The API moved to GraphQL": things move too, but have no home city
+    if not attribute and not owned and _known_attribute(entity):
+        # "Standups are at 9:00", "The rate limit is 500 req/s": the subject names the property.
+        attribute = _attribute_from(entity, "")
+    if not attribute and predicate_words and (predicate_words[0][0].isdigit() or predicate_words[0] in "€$£"):
+        attribute = "value"  # "Node 22 now", "Weekly active teams 4,480": the subject's figure
+    return entity, attribute
+
+
+_MOVE_IN_PLACE = re.compile(r"\b(?:lives?|living|lived|resides?|residing|based)\b", re.IGNORECASE)
+
+
+def _person_like(entity: str, subject_words: list[str]) -> bool:
+    """The user, I, we, a relative or role, or a name (capitalised, with no article before it)."""
+    if entity in ("user", "speaker", "team") or (entity.split()[-1:] and entity.split()[-1] in _PERSON_NOUNS):
+        return True
+    first = subject_words[0] if subject_words else ""
+    return bool(first) and first[0].isupper() and first.lower() not in _DETERMINERS
+
+
+def _first_clause(text: str) -> str:
+    text = _PARENTHESES.sub("", text.strip())
+    # The first sentence: a fact's later sentences give reasons ("Reason: the cluster kept …").
+    first = re.split(r"(?<=[.!?])\s+(?=[A-Z])|;\s+|\s+[—–]\s+", text, maxsplit=1)[0]
+    return first.strip().rstrip(".!?")
+
+
+def _strip_preamble(sentence: str) -> str:
+    for _ in range(3):
+        stripped = _LEADING_TIME.sub("", _PREAMBLE.sub("", sentence))
+        if stripped == sentence:
+            break
+        sentence = stripped
+    return sentence
+
+
+def _subject_end(tokens: list[str]) -> int:
+    """Index of the first verb-like token: where the subject noun phrase ends (0: no subject)."""
+    for index, token in enumerate(tokens):
+        word = token.lower().replace("’", "'")
+        if index == 0 and (word in _VERBS or word in _DECISION_VERBS) and not _reads_as_noun(tokens, 0):
+            return 0  # "Moved the broker …", "Switching to …", "Scratch the plan …"
+        if index == 0 and len(word) > 4 and word.endswith("ed") and len(tokens) > 1 and _names_a_thing(tokens[1]):
+            return 0  # "Rolled smart_inbox back …", "Paused the ramp": a past-tense note without its subject
+        if index > 0 and (word in _AUXILIARIES or (word in _MODALS_AND_ADVERBS and index + 1 < len(tokens))):
+            if word in _MODALS_AND_ADVERBS and word not in ("now", "still", "also", "no", "just", "currently"):
+                continue
+            return index
+        if index > 0 and (token[0].isdigit() or token[0] in "€$£"):
+            return index
+        if index > 0 and word in _VERBS and not token[0].isupper() and not _reads_as_noun(tokens, index):
+            return index
+        if index > 0 and _third_person_verb(tokens, index):
+            return index
+        if index > 0 and word.endswith("'s") and index + 1 < len(tokens) and tokens[index + 1].lower() in _VERBS:
+            return index + 1
+    # No verb: "smart_inbox at 95%" — the subject ends at its first preposition.
+    for index, token in enumerate(tokens):
+        if index > 0 and token.lower() in _PREPOSITIONS | {"to", "with", "from"}:
+            return index
+    return len(tokens)
+
+
+def _names_a_thing(token: str) -> bool:
+    """After an opening word in -ed: an article, a name or an identifier makes it a verb ("Registered
+    non-profits" is an adjective and its noun)."""
+    return token.lower() in _DETERMINERS or token[0].isupper() or any(c in token for c in "_./0123456789")
+
+
+def states_its_subject(text: str) -> bool:
+    """False for a note that leaves its subject out ("Moved the broker off RabbitMQ …"): its entity is a guess."""
+    sentence = _strip_preamble(_first_clause(text))
+    if _LABELLED.match(sentence) or _PURPOSE.match(sentence):
+        return True
+    tokens = _TOKEN.findall(sentence)
+    return bool(tokens) and _subject_end(tokens) > 0
+
+
+# Verbs a decision or an instruction opens with; a note often leaves out its subject.
+_DECISION_VERBS = frozenset(
+    ["scratch", "pick", "choose", "adopt", "stick", "going", "went", "use", "using", "try", "trying"]
+)
+_DETERMINER_LIKE = _DETERMINERS | frozenset(["to", "no", "not", "every", "more", "less"])
+
+
+def _third_person_verb(tokens: list[str], index: int) -> bool:
+    """ "User listens to …", "Maya loves the …": an unknown word in -s after a person, before an object."""
+    word = tokens[index]
+    if not word.islower() or not word.endswith("s") or word.endswith(("ss", "us", "is")) or index + 1 >= len(tokens):
+        return False
+    before = tokens[index - 1]
+    follows = tokens[index + 1].lower()
+    person = before.lower() in ("user", "he", "she", "it", "they") or (before[0].isupper() and index <= 2)
+    return person and (follows in _DETERMINER_LIKE or follows in _PREPOSITIONS or follows in ("to", "with", "from"))
+
+
+_PREPOSITIONS = frozenset(["of", "on", "for", "in", "at"])
+
+
+def _reads_as_noun(tokens: list[str], index: int) -> bool:
+    """ "plan" in "the Pro plan costs", "limit" in "the rate limit on the Pro plan is": a noun, not the verb."""
+    following = [t.lower() for t in tokens[index + 1 :]]
+    if not following:
+        return False
+    if index == 0 and following[0] in ("now", "still", "also", "currently"):
+        return True  # "Support now 24/5": a subject, then an adverb
+    if index == 0 and any(t in _AUXILIARIES for t in following[:3]):
+        return True  # "Support hours are …", "Deploy windows are …": a compound noun, not an order
+    if following[0] in _AUXILIARIES or (following[0] in _VERBS and following[0] not in ("to",)):
+        return True
+    return following[0] in _PREPOSITIONS and any(t in _AUXILIARIES for t in following[1:6])
+
+
+def _split_owner(entity: str) -> tuple[str, str]:
+    """ "maya's usual coffee" → ("maya", "usual coffee"); "user's sister" stays a person of its own."""
+    if "'s " in entity:
+        owner, _, owned = entity.partition("'s ")
+        if owned.split()[-1] in _PERSON_NOUNS:
+            return entity, ""
+        return owner, owned
+    match = _OF_PHRASE.match(entity)
+    if match and len(match.group("attr").split()) <= 4 and _known_attribute(match.group("attr")):
+        return normalise_entity(match.group("entity")), match.group("attr")
+    return entity, ""
+
+
+def _known_attribute(words: str) -> bool:
+    return any(pattern.search(words) for pattern, _ in _ATTRIBUTE_RES)
+
+
+def _attribute_from(predicate: str, owned: str) -> str:
+    """The property a predicate speaks of: the lexicon, a number's unit, else what the subject owned."""
+    if owned:
+        return canonical_attribute(owned)
+    for pattern, attribute in _ATTRIBUTE_RES:
+        if pattern.search(predicate):
+            return attribute
+    if _CURRENCY.search(predicate):
+        return "price"
+    for match in _NUMBER_UNIT.finditer(predicate):
+        unit = (match.group(1) or "").lower()
+        if unit in _UNIT_ATTRIBUTES:
+            return _UNIT_ATTRIBUTES[unit]
+    return ""
+
+
+def attribute_in(text: str) -> str:
+    """The first attribute the lexicon finds anywhere in ``text`` (a query, a label), or ""."""
+    return _attribute_from(text, "")
+
+
+def _object_phrase(words: list[str]) -> str:
+    phrase: list[str] = []
+    while words and words[0].lower() in ("with", "to", "on", "for", "off"):
+        words = words[1:]
+    for word in words:
+        lowered = word.lower()
+        if lowered in ("to", "onto", "into", "off", "from", "in", "on", "at", "for", "with", "by", "back") and phrase:
+            break
+        phrase.append(word)
+    return normalise_entity(" ".join(phrase))
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparing two subjects.
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Whether two facts' entities and attributes agree: True, False, or None when one side is unknown."""
+
+    entity: bool | None
+    attribute: bool | None
+
+    @property
+    def same(self) -> bool:
+        return self.entity is True and self.attribute is True
+
+    @property
+    def different(self) -> bool:
+        return self.entity is False or self.attribute is False
+
+
+def entities_agree(a: str, b: str) -> bool | None:
+    if not a or not b:
+        return None
+    if a == b:
+        return True
+    wa, wb = a.split(), b.split()
+    short, long = (wa, wb) if len(wa) <= len(wb) else (wb, wa)
+    # "acme" and "acme corp", "staging" and "the staging cluster": one names the other.
+    # … or every word (two or more) of one is in the other ("max upload" and "max file upload");
+    # one word inside a longer phrase is not enough ("growth" and "annual growth for new customers").
+    return "'s" not in " ".join(long) and (
+        long[: len(short)] == short or long[-len(short) :] == short or (len(short) > 1 and set(short) <= set(long))
+    )
+
+
+def attributes_agree(a: str, b: str) -> bool | None:
+    if not a or not b:
+        return None
+    if a == b:
+        return True
+    canon_a, canon_b = canonical_attribute(a), canonical_attribute(b)
+    return canon_a == canon_b
+
+
+def canonical_attribute(attribute: str) -> str:
+    """A key such as ``home_city``/``pro_price``/``postgres_version`` and the lexicon's names meet here."""
+    words = attribute.lower().replace("_", " ")
+    for pattern, name in _ATTRIBUTE_RES:
+        if pattern.search(words):
+            return name
+    last = words.split()[-1] if words.split() else ""
+    for unit, name in _UNIT_ATTRIBUTES.items():
+        if last == unit:
+            return name
+    return words
+
+
+def subjects_agree(a: Subject, b: Subject) -> Agreement:
+    return Agreement(entities_agree(a.entity, b.entity), attributes_agree(a.attribute, b.attribute))

@@ -1,0 +1,124 @@
+"""Subject-first recall: a question about a subject answers with its current fact first.
+
+"Where does the user live?", "Home city", "Acme Corp seats", "Who is Priya's
+manager?" name an attribute (and often an entity). Every fact carries its
+subject (``memories/subjects.py``), so the hub can answer the way a person
+would: the current fact of each matching entity + attribute comes first — the
+newest live claim about it, whatever its words — with the fact it replaced
+named behind it (``Hit.replaces``). The ranked results follow.
+
+A separate step after ranking (``recall/hybrid.py`` calls it once), so the
+score itself stays what it is. A query that names no attribute the lexicon
+knows changes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable
+from typing import Protocol, TypeVar
+
+from django.db.models import QuerySet
+
+from memories.models import Memory
+from memories.speech_acts import LABELS, is_claim
+from memories.subjects import attribute_in, canonical_attribute
+
+# At most this many subjects are lifted to the top of one answer.
+MAX_SUBJECTS = 3
+NOT_CLAIMS = [label for label in LABELS if not is_claim(label)]
+
+# Question shapes that name an attribute without its noun.
+_QUESTION_ATTRIBUTES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"\bwhere\b.*\b(?:live|living|based|stay|reside)s?\b", re.IGNORECASE), "home city"),
+    (re.compile(r"\bwho\b.*\b(?:report|reports) to\b|\bwho manages\b", re.IGNORECASE), "manager"),
+    (re.compile(r"\bwhere\b.*\bwork(?:s|ing)?\b|\bwho\b.*\bwork(?:s|ing)? for\b", re.IGNORECASE), "employer"),
+    (re.compile(r"\bhow much\b.*\b(?:cost|pay|charge)", re.IGNORECASE), "price"),
+    (re.compile(r"\bhow many seats\b", re.IGNORECASE), "seat count"),
+    (re.compile(r"\bwhich region\b|\bwhat region\b", re.IGNORECASE), "region"),
+)
+
+
+class HitLike(Protocol):
+    memory: Memory
+    score: float
+    replaces: uuid.UUID | None
+
+
+H = TypeVar("H", bound=HitLike)
+
+
+def query_attribute(text: str) -> str:
+    """The attribute a query asks about, or "" when it names none the hub knows."""
+    for pattern, attribute in _QUESTION_ATTRIBUTES:
+        if pattern.search(text):
+            return attribute
+    return attribute_in(text)
+
+
+def _named_in(entity: str, query_words: set[str]) -> bool:
+    words = [w.removesuffix("'s") for w in entity.split()]
+    if entity == "user":
+        return bool(query_words & {"user", "user's", "users"})
+    if entity == "speaker":
+        return bool(query_words & {"i", "my", "me"})
+    return bool(words) and all(w in query_words for w in words)
+
+
+def subject_first(
+    *, base: QuerySet[Memory], query: str, results: list[H], make_hit: Callable[[Memory, float], H]
+) -> list[H]:
+    """``results`` with the current fact of each subject the query asks about moved to the front.
+
+    ``base``: the recall's filtered facts (workspace, scope, kinds, …), so the
+    step never returns a fact the query's filters exclude. Entities named in
+    the query are preferred; when it names none, the entities of the matching
+    facts among the results are, in their rank order; failing that, only a
+    subject with a single entity in the workspace is lifted (a bare "Home city"
+    in a workspace about one user).
+    """
+    attribute = query_attribute(query)
+    if not attribute:
+        return results
+    attribute = canonical_attribute(attribute)
+    facts = list(
+        base.filter(subject_attribute=attribute, superseded_by__isnull=True)
+        .exclude(speech_act__in=NOT_CLAIMS)
+        .order_by("-valid_from", "-recorded_at")[:100]
+    )
+    if not facts:
+        return results
+    query_words = {w.lower().replace("’", "'") for w in re.findall(r"[\w'’]+", query)}
+    entities: list[str] = []
+    for fact in facts:
+        if fact.subject_entity not in entities:
+            entities.append(fact.subject_entity)
+    named = [e for e in entities if e and _named_in(e, query_words)]
+    if not named:
+        ranked = [h.memory.subject_entity for h in results if h.memory.subject_attribute == attribute]
+        named = list(dict.fromkeys(e for e in ranked if e))
+    if not named and len(entities) == 1:
+        named = entities
+    current: list[Memory] = []
+    for entity in named[:MAX_SUBJECTS]:
+        newest = next(f for f in facts if f.subject_entity == entity)
+        current.append(newest)
+    if not current:
+        return results
+    by_id = {h.memory.pk: h for h in results}
+    top = results[0].score if results else 1.0
+    lifted = [by_id.get(memory.pk) or make_hit(memory, top) for memory in current]
+    asking = [h.memory.pk for h in lifted if h.replaces is None]
+    if asking:
+        # What each one replaced, newest first: one query for all of them.
+        replaced: dict[uuid.UUID, uuid.UUID] = {}
+        rows = Memory.objects.filter(superseded_by__in=asking).order_by("-valid_from")
+        for pk, successor in rows.values_list("pk", "superseded_by_id"):
+            replaced.setdefault(successor, pk)
+        for hit in lifted:
+            if hit.replaces is None:
+                hit.replaces = replaced.get(hit.memory.pk)
+    lifted_ids = {h.memory.pk for h in lifted}
+    rest = [h for h in results if h.memory.pk not in lifted_ids]
+    return (lifted + rest)[: max(len(results), len(lifted))]

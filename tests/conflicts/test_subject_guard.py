@@ -1,0 +1,123 @@
+"""Only facts about one subject may change each other without a person; only claims are compared."""
+
+from __future__ import annotations
+
+import pytest
+
+from conflicts.detection.candidates import NEIGHBOUR_MIN_COSINE, candidates_for
+from conflicts.detection.pipeline import detect_and_resolve
+from conflicts.detection.verdict import Relation
+from conflicts.models import ConflictCard
+from conflicts.services import conflict_resolve
+from memories.audit import Actor
+from memories.models import Event, Memory
+from tests.conflicts.scripted import ScriptedClassifier, scripted
+from tests.memories.recall_helpers import day, remember
+from workspaces.models import Workspace
+
+pytestmark = pytest.mark.django_db
+
+DETECTOR = Actor.system("detector")
+
+
+def resolve(older: Memory, newer: Memory, relation: Relation, p: float, **kwargs: object) -> str:
+    verdict = scripted(relation, p, current="b", **kwargs)
+    return conflict_resolve(older=older, newer=newer, verdict=verdict, context="ingestion", actor=DETECTOR).action
+
+
+def test_a_sure_change_from_the_user_to_their_sister_is_a_card_at_most(workspace: Workspace) -> None:
+    user = remember(workspace, "The user lives in Lisbon.", valid_from=day(9))
+    sister = remember(workspace, "The user's sister moved to Porto.", valid_from=day(11))
+
+    # Sure enough that it would have been applied had the subjects agreed: kept as an open record.
+    assert resolve(user, sister, Relation.TEMPORAL_CHANGE, 0.97, announced=True) == "recorded"
+    assert resolve(user, sister, Relation.TRUE_CONTRADICTION, 0.97) == "none"  # never raised twice
+
+    user.refresh_from_db()
+    assert user.superseded_by_id is None
+    assert user.reliability == "reliable"
+    assert not Event.objects.filter(verb="conflict.temporal_supersede").exists()
+
+
+@pytest.mark.parametrize("relation", [Relation.TEMPORAL_CHANGE, Relation.TRUE_CONTRADICTION, Relation.DUPLICATE])
+def test_an_unsure_verdict_across_subjects_does_nothing(workspace: Workspace, relation: Relation) -> None:
+    seats = remember(workspace, "Acme Corp has 200 seats on Pro.", valid_from=day(9))
+    price = remember(workspace, "The Pro plan costs 59 euros per seat per month.", valid_from=day(10))
+
+    assert resolve(seats, price, relation, 0.85) == "none"
+
+    assert not ConflictCard.objects.exists()
+    assert Memory.objects.get(pk=seats.pk).reliability == "reliable"
+
+
+def test_a_sure_duplicate_across_subjects_is_never_merged(workspace: Workspace) -> None:
+    rollback = remember(workspace, "To roll back a deploy, re-run the previous green pipeline.", valid_from=day(9))
+    postgres = remember(workspace, "Production now runs PostgreSQL 16.", valid_from=day(10))
+
+    assert resolve(rollback, postgres, Relation.DUPLICATE, 0.99) == "none"
+    assert resolve(rollback, postgres, Relation.TEMPORAL_CHANGE, 0.99) == "recorded"
+
+    assert Memory.objects.get(pk=rollback.pk).superseded_by_id is None
+    assert Memory.objects.get(pk=postgres.pk).status == "active"
+
+
+@pytest.mark.parametrize(("p", "action"), [(0.8, "carded"), (0.97, "recorded")])
+def test_a_change_whose_attribute_is_unknown_is_asked_or_kept_not_applied(
+    workspace: Workspace, p: float, action: str
+) -> None:
+    learning = remember(workspace, "James is learning an instrument.", valid_from=day(9))
+    sailing = remember(workspace, "James is learning to sail.", valid_from=day(10))
+
+    assert resolve(learning, sailing, Relation.TEMPORAL_CHANGE, p) == action
+
+    assert Memory.objects.get(pk=learning.pk).superseded_by_id is None
+
+
+def test_a_change_within_one_subject_is_applied_with_a_reason_in_plain_words(workspace: Workspace) -> None:
+    lisbon = remember(workspace, "The user lives in Lisbon.", valid_from=day(9))
+    berlin = remember(workspace, "The user says they moved to Berlin last month.", valid_from=day(11))
+
+    assert resolve(lisbon, berlin, Relation.TEMPORAL_CHANGE, 0.9) == "superseded"
+
+    event = Event.objects.get(verb="conflict.temporal_supersede")
+    assert event.reason.startswith("Same subject — the user's home city; the newer fact says they moved (")
+
+
+def test_questions_and_greetings_are_never_compared(workspace: Workspace) -> None:
+    remember(workspace, "The user lives in Lisbon.", valid_from=day(9))
+    question = remember(workspace, "Where do you live these days?", valid_from=day(10))
+    thanks = remember(workspace, "Thanks so much, that's really helpful!", valid_from=day(10))
+    claim = remember(workspace, "The user lives in Porto.", valid_from=day(11))
+
+    assert (question.speech_act, thanks.speech_act, claim.speech_act) == ("question", "greeting", "claim")
+    assert candidates_for(question) == []
+    assert {c.memory.pk for c in candidates_for(claim)}.isdisjoint({question.pk, thanks.pk})
+    assert resolve(question, claim, Relation.TRUE_CONTRADICTION, 0.99) == "none"
+
+
+def test_facts_of_one_subject_are_compared_however_far_apart_their_words(workspace: Workspace) -> None:
+    lisbon = remember(workspace, "The user lives in Lisbon.", valid_from=day(9))
+    berlin = remember(
+        workspace,
+        "User relocated to Berlin in November for a job at a robotics startup; the flat search took weeks.",
+        valid_from=day(11),
+    )
+
+    found = {c.memory.pk: c for c in candidates_for(berlin)}
+
+    assert found[lisbon.pk].similarity < NEIGHBOUR_MIN_COSINE
+    assert found[lisbon.pk].why == "same_subject"
+
+
+def test_the_pipeline_guards_what_the_classifier_says(workspace: Workspace) -> None:
+    user = remember(workspace, "The user lives in Lisbon.", valid_from=day(9))
+    sister = remember(workspace, "The user's sister lives in Porto.", valid_from=day(11))
+    classify = ScriptedClassifier(
+        {(user.text, sister.text): scripted(Relation.TEMPORAL_CHANGE, 0.8, current="b", announced=True)}
+    )
+
+    detect_and_resolve(sister, classify=classify)
+
+    assert (user.text, sister.text) in classify.seen
+    assert Memory.objects.get(pk=user.pk).superseded_by_id is None
+    assert not ConflictCard.objects.exists()

@@ -1,0 +1,89 @@
+"""What a fact is about, read offline from its words (and its key)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memories.subjects import Subject, subject_of, subjects_agree
+
+# Hand-written facts: (text, key, entity, attribute).
+FACTS = [
+    ("The user lives in Lisbon.", "", "user", "home city"),
+    ("The user says they moved to Berlin last month.", "", "user", "home city"),
+    ("The user's sister lives in Porto.", "", "user's sister", "home city"),
+    ("User's manager is Dana.", "", "user", "manager"),
+    ("Priya reports to Tomás.", "", "priya", "manager"),
+    ("The staging cluster runs in eu-west-1.", "", "staging cluster", "region"),
+    ("Acme Corp has 200 seats on Pro.", "", "acme corp", "seat count"),
+    ("The Pro plan costs 59 euros per seat per month.", "", "pro plan", "price"),
+    ("From next month the Pro plan costs 59 euros per seat per month.", "", "pro plan", "price"),
+    ("Tomás Ribeiro is now our main contact at Acme Corp.", "", "acme corp", "contact"),
+    ("The public API rate limit on the Pro plan is 1,000 req/s.", "", "pro plan", "rate limit"),
+    ("Maya's usual coffee is an oat flat white.", "", "maya", "coffee"),
+    ("Unit tests: Jest 29", "", "unit tests", "test framework"),
+    ("Moved unit tests from Jest to Vitest", "", "unit tests", "test framework"),
+    ("I have two dogs.", "", "speaker", "pet"),
+    ("My sister is a nurse.", "", "speaker's sister", ""),
+    ("Maya lives in Porto, near the Bolhão market.", "home_city", "maya", "home city"),
+    ("Production now runs PostgreSQL 16.", "postgres_version", "production", "database"),
+    ("To roll back a deploy, re-run the previous green pipeline.", "", "roll back a deploy", "procedure"),
+]
+
+
+@pytest.mark.parametrize(("text", "key", "entity", "attribute"), FACTS)
+def test_entity_and_attribute_of_a_hand_written_fact(text: str, key: str, entity: str, attribute: str) -> None:
+    subject = subject_of(text, key)
+
+    assert (subject.entity, subject.attribute) == (entity, attribute)
+
+
+def test_the_key_is_the_attribute_and_says_where_it_came_from() -> None:
+    assert subject_of("Lisbon", "home_city") == Subject("lisbon", "home city", "key")
+    assert subject_of("The user lives in Lisbon.").source == "text"
+
+
+def test_the_users_sister_is_not_the_user() -> None:
+    user = subject_of("The user lives in Lisbon.")
+    sister = subject_of("The user's sister lives in Porto.")
+
+    agreement = subjects_agree(user, sister)
+
+    assert agreement.attribute is True
+    assert agreement.entity is False
+    assert agreement.different
+    assert not agreement.same
+
+
+def test_a_move_is_about_the_same_home_city() -> None:
+    agreement = subjects_agree(
+        subject_of("The user lives in Lisbon."), subject_of("The user says they moved to Berlin last month.")
+    )
+
+    assert agreement.same
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("Acme Corp has 200 seats on Pro.", "The Pro plan costs 59 euros per seat per month."),
+        ("To roll back a deploy, re-run the previous green pipeline.", "Production now runs PostgreSQL 16."),
+        ("Maya's physiotherapist says no running for two weeks.", "Maya is swimming instead of running."),
+    ],
+)
+def test_facts_sharing_words_but_not_a_subject_differ(older: str, newer: str) -> None:
+    assert subjects_agree(subject_of(older), subject_of(newer)).different
+
+
+def test_an_unknown_attribute_is_unknown_not_a_match() -> None:
+    agreement = subjects_agree(subject_of("James is learning an instrument."), subject_of("James is learning to sail."))
+
+    assert agreement.entity is True
+    assert agreement.attribute is None
+    assert not agreement.same
+    assert not agreement.different
+
+
+def test_labels_read_as_english() -> None:
+    assert subject_of("The user lives in Lisbon.").label == "the user's home city"
+    assert subject_of("Acme Corp has 200 seats on Pro.").label == "acme corp's seat count"
+    assert subject_of("The user's sister lives in Porto.").label == "the user's sister's home city"

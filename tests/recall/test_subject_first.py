@@ -1,0 +1,65 @@
+"""Subject-first recall: a question about a subject gets its current fact first, with what it replaced."""
+
+from __future__ import annotations
+
+import pytest
+
+from memories.audit import Actor
+from memories.services import memory_supersede
+from recall.hybrid import RecallQuery, recall
+from recall.subjects import query_attribute
+from tests.memories.recall_helpers import day, remember
+from workspaces.models import Workspace
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.mark.parametrize(
+    ("query", "attribute"),
+    [
+        ("Where does the user live?", "home city"),
+        ("Home city", "home city"),
+        ("Who is Priya's manager?", "manager"),
+        ("How many seats does Acme Corp have?", "seat count"),
+        ("Paging tool", "on-call"),
+        ("What did we decide about the logo?", ""),
+    ],
+)
+def test_the_attribute_a_query_asks_about(query: str, attribute: str) -> None:
+    assert query_attribute(query) == attribute
+
+
+def test_the_current_fact_of_the_subject_comes_first_with_what_it_replaced(workspace: Workspace) -> None:
+    lisbon = remember(workspace, "The user lives in Lisbon.", valid_from=day(3))
+    remember(workspace, "The user loves the pastries at the bakery near their flat in Lisbon.", valid_from=day(4))
+    berlin = remember(
+        workspace,
+        "User relocated to Berlin in November for a job at a robotics startup; the flat search took weeks.",
+        valid_from=day(11),
+    )
+    memory_supersede(old=lisbon, new=berlin, actor=Actor.system("test"))
+
+    hits = recall(workspace=workspace, query=RecallQuery(query="Where does the user live?", k=3))
+
+    assert hits[0].memory.pk == berlin.pk
+    assert hits[0].replaces == lisbon.pk
+
+
+def test_each_entity_named_keeps_its_own_current_fact(workspace: Workspace) -> None:
+    remember(workspace, "The user lives in Lisbon.", valid_from=day(3))
+    sister = remember(workspace, "The user's sister lives in Porto.", valid_from=day(5))
+    remember(workspace, "The user's sister moved to Braga.", valid_from=day(9))
+
+    hits = recall(workspace=workspace, query=RecallQuery(query="Where does the user live?", k=3))
+
+    assert hits[0].memory.text == "The user lives in Lisbon."
+    assert sister.pk != hits[0].memory.pk
+
+
+def test_a_query_naming_no_known_attribute_is_ranked_as_before(workspace: Workspace) -> None:
+    remember(workspace, "The logo is the blue fox.", valid_from=day(3))
+    remember(workspace, "The user lives in Lisbon.", valid_from=day(4))
+
+    hits = recall(workspace=workspace, query=RecallQuery(query="What is the logo?", k=2))
+
+    assert hits[0].memory.text == "The logo is the blue fox."
