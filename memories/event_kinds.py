@@ -55,7 +55,7 @@ EVENT_KINDS: dict[str, EventKind] = {
     "decision.confirm": EventKind("Confirmed an automatic decision"),
     # upkeep (the beat jobs, docs/UPKEEP.md)
     "upkeep.merge": EventKind("Merged near-duplicates (consolidation)", decision=True),
-    "upkeep.deprecate": EventKind("Deprecated a fact whose confidence decayed below 0.3", decision=True),
+    "upkeep.deprecate": EventKind("Deprecated a fact whose confidence decayed too low", decision=True),
     "upkeep.decay": EventKind("Retired a fact that decayed below its floor", decision=True),
     "upkeep.penalty": EventKind("Halved the confidence of both sides of a contradiction", decision=True),
     "upkeep.evidence": EventKind("Raised confidence from supporting facts", decision=True),
