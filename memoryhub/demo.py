@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
 from conflicts.detection.pipeline import check_fact
-from conflicts.models import ConflictCard, DetectiveRun
+from conflicts.models import CardFact, ConflictCard, DetectiveRun
 from conflicts.narrative import detective_run
 from memories.audit import Actor
 from memories.models import ActorType, Memory, Status
@@ -116,7 +117,20 @@ def demo_seed(*, workspace: Workspace, path: Path = DEMO_DATA, classify: PairCla
     )
     if detection:
         _read_the_story(workspace)
+        _date_cards_by_their_facts(workspace)
     return SeedReport(len(created), ConflictCard.objects.filter(workspace=workspace).count(), detection)
+
+
+def _date_cards_by_their_facts(workspace: Workspace) -> None:
+    """Date each demo card to when its newest fact was stated, as a hub running all along would have raised it.
+
+    The demo replays weeks of history in one load, so without this every card
+    would say it opened (and had waited) "0 minutes" ago.
+    """
+    newest = (
+        CardFact.objects.filter(card=OuterRef("pk")).order_by("-memory__valid_from").values("memory__valid_from")[:1]
+    )
+    ConflictCard.objects.filter(workspace=workspace).update(created_at=Subquery(newest))
 
 
 def _read_the_story(workspace: Workspace) -> None:
