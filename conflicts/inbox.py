@@ -12,7 +12,19 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import cache
-from django.db.models import Count, Exists, F, Max, OuterRef, Prefetch, Q, QuerySet, Value, prefetch_related_objects
+from django.db.models import (
+    Count,
+    Exists,
+    F,
+    Max,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    TextField,
+    Value,
+    prefetch_related_objects,
+)
 from django.db.models.functions import Coalesce, Lower, NullIf
 from django.utils import timezone
 
@@ -172,7 +184,8 @@ def _sorted_page(
         ordered = base.order_by(F("answered_at").desc(nulls_last=True), "-created_at", "id")
     elif filters.sort == "subject":
         # The facts' key when they have one, else the asked fact's text (what the subject shows).
-        subject = Lower(Coalesce(NullIf(Max("card_facts__memory__key"), Value("")), "asked_memory__text"))
+        key = NullIf(Max("card_facts__memory__key"), Value(""))
+        subject = Lower(Coalesce(key, "asked_memory__text", output_field=TextField()))
         ordered = base.annotate(subject_order=subject).order_by("subject_order", "created_at", "id")
     elif filters.sort == "newest":
         ordered = base.order_by("-created_at", "-id")

@@ -50,7 +50,9 @@ def inbox_view(request: HttpRequest, slug: str) -> HttpResponse:
     if _htmx(request) and _int(request.GET.get("page"), 1) > 1:
         return render(request, "conflicts/_inbox_rows.html", context)
     if _htmx(request) and request.headers.get("HX-Target") == "inbox-list":
-        return render(request, "conflicts/_inbox_list.html", {**context, "oob_counts": True})
+        # The address bar keeps only the filters in use (not every empty field of the form).
+        url = reverse("review:inbox", kwargs={"slug": slug}) + _query_suffix(request)
+        return push_url(render(request, "conflicts/_inbox_list.html", {**context, "oob_counts": True}), url)
     return render(request, "conflicts/inbox.html", context)
 
 
