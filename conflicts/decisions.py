@@ -28,6 +28,8 @@ LABELS = {
     "conflict.merge_duplicate": "Merged a duplicate",
     "conflict.confidence_dominance": "Marked the weaker side of a contradiction uncertain",
     "conflict.evidence_resolve": "Settled a dispute by reinforcement",
+    "card.close": "Closed a card whose facts no longer stand",
+    "card.update": "Updated a card after one of its facts retired",
 }
 
 
