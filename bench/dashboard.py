@@ -75,6 +75,7 @@ KEY_TO_CARD_PROBE = """() => {
   document.addEventListener("htmx:afterSwap", (event) => {
     if (event.detail.target.id !== "review" || window.__keyAt === undefined) return;
     const pressed = window.__keyAt;
+    window.__keyAt = undefined;  // one sample per key press (the counts' out-of-band swap fires too)
     requestAnimationFrame(() => window.__answerMs.push(performance.now() - pressed));
   });
 }"""
@@ -313,7 +314,9 @@ def browser_answers(user: AbstractBaseUser, count: int) -> Timings:
             page.wait_for_selector(".review-card")
             page.evaluate(KEY_TO_CARD_PROBE)
             for done in range(1, count + 1):
-                page.wait_for_selector("#card-question:focus")
+                if done > 1:  # the previous answer's swap is finished: the focus is on the new question
+                    page.wait_for_selector("#card-question:focus")
+                page.wait_for_function("!document.querySelector('.htmx-request')")
                 page.keyboard.press("y")
                 page.wait_for_function(f"window.__answerMs.length >= {done}")
             timings.client = [float(ms) for ms in page.evaluate("window.__answerMs")]
