@@ -47,7 +47,7 @@ class CardOut(Schema):
 
 
 class ConflictListQuery(InputSchema):
-    state: Literal["open", "answered", "dismissed"] | None = None
+    state: Literal["open", "answered", "dismissed", "closed"] | None = None
     kind: Literal["reversal", "ambiguity", "stale", "contradiction"] | None = None
     limit: int = Field(50, ge=1, le=200)
     offset: Offset = 0

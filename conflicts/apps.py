@@ -8,7 +8,7 @@ class ConflictsConfig(AppConfig):
 
     def ready(self) -> None:
         # What conflicts does when memories announces something (memories never imports conflicts).
-        from conflicts import services, tasks
+        from conflicts import retirement, services, tasks
         from conflicts.detection.classifier import classify
         from conflicts.upkeep import unverified
         from memories import hooks
@@ -20,6 +20,8 @@ class ConflictsConfig(AppConfig):
         hooks.facts_waiting.subscribe(unverified.unverified_on_commit)
         hooks.facts_embedded.subscribe(unverified.unverified_on_commit)
         hooks.fact_reinforced.subscribe(unverified.unverified_on_reinforce)
+        # A card whose facts retire meanwhile updates itself, or closes when nothing is left to ask.
+        hooks.facts_retired.subscribe(retirement.cards_follow_retired_facts)
         # Both tiers and the cross-encoder they consult, read once (a near-duplicate pair is read again).
         warm_on_start(
             "detector", lambda: classify("The API allows 1,000 req/s.", "The API allows 1,000 requests a second.")

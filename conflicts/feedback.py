@@ -273,7 +273,8 @@ def _decide(
 ) -> None:
     asked = next((f for f in facts if f.pk == card.asked_memory_id), facts[0])
     if current is None:
-        others = [f for f in facts if f.pk != asked.pk]
+        # "It changed" means changed to the newest fact that still stands.
+        others = [f for f in facts if f.pk != asked.pk and _usable(f)]
         current = asked if choice == AnswerChoice.YES else (others[-1] if others else asked)
     if choice == AnswerChoice.NO and current.pk == asked.pk:
         raise InvalidInput("'no, it changed' needs a current fact other than the one asked about", field="current_fact")
@@ -343,3 +344,57 @@ def _close(tracker: Tracker, card: ConflictCard, facts: list[Memory], choice: st
             resolved_at=now,
         )
         record.save()
+
+
+@dataclass
+class BulkResult:
+    dismissed: list[ConflictCard]
+    refused: list[tuple[ConflictCard, str]]
+
+
+def cards_dismiss(*, cards: list[ConflictCard], actor: Actor) -> BulkResult:
+    """Dismiss several cards as "not a conflict" (the ``both`` answer), one transaction and event each.
+
+    Each dismissal is an ordinary answer, so each can be undone or the card
+    reopened on its own; a card someone answered meanwhile is reported, not raised.
+    """
+    result = BulkResult([], [])
+    for card in cards:
+        try:
+            card_answer(card=card, choice=AnswerChoice.BOTH, actor=actor, note="dismissed in bulk")
+        except (ConflictError, NotFound, InvalidInput) as exc:
+            result.refused.append((card, exc.message))
+        else:
+            result.dismissed.append(card)
+    return result
+
+
+def card_answer_event(*, card: ConflictCard) -> Event | None:
+    """The answer event that closed ``card`` and was not undone (what reopening takes back)."""
+    return (
+        Event.objects.filter(
+            workspace_id=card.workspace_id,
+            verb=VERB,
+            undone_by__isnull=True,
+            changes__contains=[{"model": "conflicts.conflictcard", "pk": str(card.pk), "op": "update"}],
+        )
+        .order_by("-created_at", "-id")
+        .first()
+    )
+
+
+def card_reopen(*, card: ConflictCard, actor: Actor) -> ConflictCard:
+    """Reopen an answered or dismissed card by undoing its answer: the facts go back as they were.
+
+    A card the hub closed (its facts retired) cannot be reopened — there is
+    nothing left to ask; an answer whose facts changed again since cannot be
+    undone either, and the undo says why.
+    """
+    if card.state == CardState.OPEN:
+        raise ConflictError("this card is already open")
+    if card.state == CardState.CLOSED:
+        raise ConflictError("the hub closed this card because its facts no longer stand; there is nothing to reopen")
+    event = card_answer_event(card=card)
+    if event is None:
+        raise ConflictError("no answer to take back was found for this card")
+    return card_answer_undo(event=event, actor=actor, reason=f"card reopened by {actor.name}")

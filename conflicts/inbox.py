@@ -12,10 +12,25 @@ from dataclasses import dataclass
 
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 from django.core.cache import cache
-from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet, prefetch_related_objects
+from django.db.models import (
+    Count,
+    Exists,
+    F,
+    Max,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    TextField,
+    Value,
+    prefetch_related_objects,
+)
+from django.db.models.functions import Coalesce, Lower, NullIf
+from django.utils import timezone
 
 from conflicts.feedback import answer_author
 from conflicts.models import Answer, CardFact, CardKind, CardState, ConflictCard, Severity
+from conflicts.questions import question_form
 from memories.models import Event, Memory
 from memoryhub.errors import NotFound
 from workspaces.models import Workspace
@@ -26,23 +41,65 @@ PAGE_SIZE = 25
 # sorts the whole open set — the inbox stays fast at any number of cards.
 REVIEW_ORDER = [Severity.CRITICAL, Severity.HIGH, Severity.MEDIUM, Severity.LOW]
 CHOICES_CACHE_SECONDS = 60
-MEMORY_COLUMNS = ("id", "text", "agent", "scope", "kind", "reliability", "status", "confidence", "valid_from")
+MEMORY_COLUMNS = (
+    "id",
+    "text",
+    "key",
+    "agent",
+    "scope",
+    "kind",
+    "reliability",
+    "status",
+    "superseded_by",
+    "confidence",
+    "valid_from",
+    "recorded_at",
+)
+SORTS = {"": "severity", "age": "oldest first", "newest": "newest first", "subject": "subject"}
+CLOSED_STATES = [CardState.ANSWERED, CardState.DISMISSED, CardState.CLOSED]
 
 
 @dataclass
 class InboxFilters:
+    """What the inbox shows: filters, a text search over the facts, assignment, sort, and which state."""
+
     kind: str = ""
     severity: str = ""
     scope: str = ""
     agent: str = ""
     detector: str = ""
+    q: str = ""
+    assigned: str = ""  # "" anyone, "me", "nobody"
+    sort: str = ""  # see SORTS; "" is review order (severity, then age)
+    state: str = ""  # "" open; answered / dismissed / closed browse the history
 
     @classmethod
     def from_query(cls, query: dict[str, str]) -> InboxFilters:
-        return cls(**{name: (query.get(name) or "").strip()[:200] for name in cls.__dataclass_fields__})
+        filters = cls(**{name: (query.get(name) or "").strip()[:200] for name in cls.__dataclass_fields__})
+        if filters.sort not in SORTS:
+            filters.sort = ""
+        if filters.assigned not in ("", "me", "nobody"):
+            filters.assigned = ""
+        if filters.state not in ("", *CLOSED_STATES):
+            filters.state = ""
+        return filters
 
     def as_query(self) -> dict[str, str]:
         return {name: value for name, value in vars(self).items() if value}
+
+    @property
+    def review_order(self) -> bool:
+        return not self.sort and not self.state
+
+
+def waiting_for(created_at: dt.datetime, now: dt.datetime | None = None) -> str:
+    """How long a card has waited, in the largest unit that fits: "just now", "5 minutes", "3 days"."""
+    seconds = max(0, int(((now or timezone.now()) - created_at).total_seconds()))
+    for unit, size in (("week", 7 * 86400), ("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds >= size:
+            count = seconds // size
+            return f"{count} {unit}{'' if count == 1 else 's'}"
+    return "just now"
 
 
 def _facts_prefetch() -> Prefetch[str]:
@@ -52,10 +109,15 @@ def _facts_prefetch() -> Prefetch[str]:
     return Prefetch("card_facts", queryset=facts.order_by("position"))
 
 
-def inbox_cards(*, workspace: Workspace, filters: InboxFilters | None = None) -> QuerySet[ConflictCard]:
-    """Open cards matching ``filters``, unordered: callers walk :data:`REVIEW_ORDER`."""
+def inbox_cards(
+    *, workspace: Workspace, filters: InboxFilters | None = None, user_id: int | None = None
+) -> QuerySet[ConflictCard]:
+    """Cards matching ``filters`` (open ones unless a closed state is asked for), unordered.
+
+    ``user_id`` is the person asking, for ``assigned=me``.
+    """
     filters = filters or InboxFilters()
-    qs = ConflictCard.objects.filter(workspace=workspace, state=CardState.OPEN)
+    qs = ConflictCard.objects.filter(workspace=workspace, state=filters.state or CardState.OPEN)
     if filters.kind:
         qs = qs.filter(kind=filters.kind)
     if filters.severity:
@@ -66,15 +128,34 @@ def inbox_cards(*, workspace: Workspace, filters: InboxFilters | None = None) ->
         qs = qs.filter(Exists(CardFact.objects.filter(card=OuterRef("pk"), memory__scope=filters.scope)))
     if filters.agent:
         qs = qs.filter(Exists(CardFact.objects.filter(card=OuterRef("pk"), memory__agent=filters.agent)))
+    if filters.assigned == "me":
+        qs = qs.filter(assignee_id=user_id)
+    elif filters.assigned == "nobody":
+        qs = qs.filter(assignee__isnull=True)
+    # Every word of the search must appear in one of the card's facts (or in its question).
+    for word in filters.q.split()[:8]:
+        in_facts = Exists(CardFact.objects.filter(card=OuterRef("pk"), memory__text__icontains=word))
+        qs = qs.filter(in_facts | Q(question__icontains=word))
     return qs
 
 
 def inbox_page(
-    *, workspace: Workspace, filters: InboxFilters, page: int = 1, per_page: int | None = None
+    *,
+    workspace: Workspace,
+    filters: InboxFilters,
+    page: int = 1,
+    per_page: int | None = None,
+    user_id: int | None = None,
 ) -> tuple[list[ConflictCard], bool]:
-    """One page of the inbox in review order with each card's facts, and whether another page follows."""
+    """One page of the inbox with each card's facts, and whether another page follows.
+
+    Review order (the default) walks the severities by index range scans; the
+    other sorts and the history are ordinary ORDER BY … OFFSET pages.
+    """
     per_page = per_page or PAGE_SIZE
-    base = inbox_cards(workspace=workspace, filters=filters).defer("evidence")
+    base = inbox_cards(workspace=workspace, filters=filters, user_id=user_id).defer("evidence")
+    if not filters.review_order:
+        return _sorted_page(base, filters, page, per_page)
     want = per_page + 1
     skip = (max(page, 1) - 1) * per_page
     sizes: dict[str, int] = {}
@@ -92,10 +173,96 @@ def inbox_page(
         if len(rows) >= want:
             break
     page_rows = rows[:per_page]
-    prefetch_related_objects(page_rows, _facts_prefetch())
-    for card in page_rows:
-        card.agents = sorted({fact.memory.agent or "?" for fact in card.card_facts.all()})  # type: ignore[attr-defined]
+    _decorate(page_rows)
     return page_rows, len(rows) > per_page
+
+
+def _sorted_page(
+    base: QuerySet[ConflictCard], filters: InboxFilters, page: int, per_page: int
+) -> tuple[list[ConflictCard], bool]:
+    if filters.state:
+        ordered = base.order_by(F("answered_at").desc(nulls_last=True), "-created_at", "id")
+    elif filters.sort == "subject":
+        # The facts' key when they have one, else the asked fact's text (what the subject shows).
+        key = NullIf(Max("card_facts__memory__key"), Value(""))
+        subject = Lower(Coalesce(key, "asked_memory__text", output_field=TextField()))
+        ordered = base.annotate(subject_order=subject).order_by("subject_order", "created_at", "id")
+    elif filters.sort == "newest":
+        ordered = base.order_by("-created_at", "-id")
+    else:
+        ordered = base.order_by("created_at", "id")
+    skip = (max(page, 1) - 1) * per_page
+    rows = list(ordered.select_related("assignee")[skip : skip + per_page + 1])
+    page_rows = rows[:per_page]
+    _decorate(page_rows)
+    if filters.state:
+        _attach_decisions(page_rows)
+    return page_rows, len(rows) > per_page
+
+
+def _decorate(cards: list[ConflictCard]) -> None:
+    """Facts, agents, the question form and the waiting time for the inbox rows."""
+    prefetch_related_objects(cards, _facts_prefetch(), "assignee")
+    now = timezone.now()
+    for card in cards:
+        facts = sorted((fact.memory for fact in card.card_facts.all()), key=lambda m: m.valid_from)
+        card.agents = sorted({fact.agent or "?" for fact in facts})  # type: ignore[attr-defined]
+        card.form = question_form(card, facts)  # type: ignore[attr-defined]
+        card.waiting = waiting_for(card.created_at, now)  # type: ignore[attr-defined]
+
+
+def _attach_decisions(cards: list[ConflictCard]) -> None:
+    """Each closed card's deciding answer (who, what, when) for the history list."""
+    answers = (
+        Answer.objects.filter(card__in=cards)
+        .exclude(choice="skip")
+        .select_related("user", "agent_key", "current_memory")
+        .only("card_id", "choice", "note", "created_at", "user__username", "agent_key__name", "current_memory__text")
+    )
+    by_card = {answer.card_id: answer for answer in answers}
+    for card in cards:
+        decision = by_card.get(card.pk)
+        card.decision = decision  # type: ignore[attr-defined]
+        card.decided_by = answer_author(decision) if decision else "the hub"  # type: ignore[attr-defined]
+        card.decided_as = answer_in_words(decision)  # type: ignore[attr-defined]
+
+
+def answer_in_words(answer: Answer | None) -> str:
+    """What was answered, as the literal answer: "Still true", "Changed: now “…”", "Both hold", …"""
+    if answer is None:
+        return ""
+    current = answer.current_memory.text if answer.current_memory_id and answer.current_memory else ""
+    if answer.choice == "yes":
+        return f"“{current}” holds" if current else "Still true"
+    if answer.choice == "no":
+        return f"Changed: now “{current}”" if current else "Changed"
+    if answer.choice == "both":
+        return "Both hold (not a conflict)"
+    return str(answer.choice)
+
+
+def inbox_pulse(*, workspace: Workspace) -> dict[str, object]:
+    """Counts per state and a version that changes whenever a card opens or closes (one query).
+
+    The live inbox polls this; it re-renders its list only when ``version`` moved.
+    """
+    counts: dict[str, object] = dict.fromkeys(CardState.values, 0)
+    latest: list[str] = []
+    rows = (
+        ConflictCard.objects.filter(workspace=workspace)
+        .values("state")
+        .annotate(n=Count("*"), opened=Max("created_at"), closed=Max("answered_at"))
+        .order_by("state")
+    )
+    for row in rows:
+        counts[row["state"]] = row["n"]
+        latest.append(f"{row['state']}:{row['n']}:{_stamp(row['opened'])}:{_stamp(row['closed'])}")
+    counts["version"] = "|".join(latest)
+    return counts
+
+
+def _stamp(value: dt.datetime | None) -> str:
+    return f"{value.timestamp():.6f}" if value else "-"
 
 
 def card_counts(*, workspace: Workspace) -> dict[str, int]:
@@ -146,6 +313,7 @@ def card_for_review(*, workspace: Workspace, card_id: uuid.UUID | str) -> Confli
     facts = [fact.memory for fact in card.card_facts.all()]
     card.facts = sorted(facts, key=lambda m: m.valid_from)  # type: ignore[attr-defined]
     decision = None
+    card.waiting = waiting_for(card.created_at)  # type: ignore[attr-defined]
     if card.state != CardState.OPEN:
         decision = Answer.objects.filter(card=card).exclude(choice="skip").select_related("user", "agent_key").first()
     card.decision = decision  # type: ignore[attr-defined]

@@ -52,7 +52,7 @@ def median_time_to_answer(*, workspace: Workspace) -> dt.timedelta | None:
     """Median time from a card's creation to its deciding answer."""
     waits: list[dt.timedelta] = sorted(
         ConflictCard.objects.filter(workspace=workspace, answered_at__isnull=False)
-        .exclude(state=CardState.OPEN)
+        .exclude(state__in=[CardState.OPEN, CardState.CLOSED])
         .annotate(wait=F("answered_at") - F("created_at"))
         .values_list("wait", flat=True)
     )

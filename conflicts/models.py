@@ -116,6 +116,8 @@ class CardState(models.TextChoices):
     OPEN = "open"
     ANSWERED = "answered"
     DISMISSED = "dismissed"
+    # The hub closed it: its facts changed (superseded, forgotten, merged) until fewer than two stood.
+    CLOSED = "closed"
 
 
 class ConflictCard(models.Model):
@@ -144,6 +146,16 @@ class ConflictCard(models.Model):
     surfaced_count = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     answered_at = models.DateTimeField(null=True, blank=True)
+    assignee = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="assigned_cards",
+        help_text="The reviewer who took this card ('assign to me'); anyone may still answer it",
+    )
+    # What the hub did to the card on its own: a fact retired meanwhile, the card updated or closed.
+    hub_note = models.TextField(blank=True, default="")
 
     class Meta:
         constraints = [

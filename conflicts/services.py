@@ -31,6 +31,8 @@ from conflicts.models import (
     UncertaintyType,
 )
 from conflicts.reliability import reliability_lower, reliability_raise, severity_for
+from conflicts.retirement import standing
+from conflicts.severity import severity_calibrated
 from conflicts.tolerance import (
     announced_resolve_threshold,
     auto_resolve_threshold,
@@ -43,6 +45,7 @@ from memories.models import LIVE_STATUSES, Event, Memory, Reliability, Source
 from memories.services import apply_link, apply_merge, apply_supersede
 from memories.speech_acts import is_claim
 from memories.subjects import Agreement, states_its_subject, subjects_agree
+from memoryhub.errors import ConflictError
 
 UNCERTAINTY_FIELDS = [
     "memory_a",
@@ -496,11 +499,22 @@ def card_create(
     severity: str = Severity.MEDIUM,
     uncertainty: Uncertainty | None = None,
 ) -> ConflictCard | None:
-    """One card per fact set, ever: returns None when a card (open or closed) already holds them all."""
+    """One card per fact set, ever: returns None when a card (open or closed) already holds them all.
+
+    Also None when fewer than two of the facts still stand (the rest superseded,
+    forgotten or merged): there would be nothing left to ask. The severity given
+    is the stakes; the card's own is capped by how often its detector is right
+    (:func:`conflicts.severity.severity_calibrated`).
+    """
     key = fact_set_key(list(memories))
     workspace_id = memories[0].workspace_id
+    if sum(1 for memory in memories if standing(memory)) < 2:
+        return None
     if card_holding(list(memories)) is not None:
         return None
+    severity = severity_calibrated(
+        stakes=Severity(severity), workspace_id=workspace_id, detector=detector, evidence=evidence
+    )
     card = ConflictCard.objects.create(
         workspace_id=workspace_id,
         kind=kind,
@@ -661,3 +675,27 @@ def uncertainties_resolve_by_evidence(*, memory: Memory, actor: Actor) -> int:
             )
         resolved += 1
     return resolved
+
+
+def card_assign(*, card: ConflictCard, user_id: int | None, actor: Actor) -> ConflictCard:
+    """Give an open card to a reviewer ("assign to me"), or to nobody; one ``card.assign`` event.
+
+    Assignment only sorts the work: anyone with the reviewer role may still answer.
+    """
+    with transaction.atomic():
+        locked = ConflictCard.objects.select_for_update().select_related("workspace").get(pk=card.pk)
+        if locked.state != CardState.OPEN:
+            raise ConflictError(f"this card is {locked.state}; only open cards are assigned")
+        tracker = Tracker()
+        tracker.update(locked, assignee_id=user_id)
+        if tracker.changes:
+            locked.save(update_fields=["assignee"])
+            record_event(
+                workspace=locked.workspace,
+                actor=actor,
+                verb="card.assign",
+                memory=locked.asked_memory,
+                changes=tracker.changes,
+                reason=f"assigned to {actor.name}" if user_id is not None else "unassigned",
+            )
+    return locked

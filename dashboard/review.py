@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import datetime as dt
 import uuid
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -20,9 +21,12 @@ from django_htmx.http import HttpResponseClientRedirect, push_url
 
 from conflicts import decisions as decision_queue
 from conflicts import history, inbox, insights
-from conflicts.feedback import CardAlreadyAnswered, card_answer, card_answer_undo
+from conflicts.evidence import card_evidence
+from conflicts.feedback import CardAlreadyAnswered, card_answer, card_answer_undo, card_reopen, cards_dismiss
 from conflicts.models import ConflictCard, Tolerance
+from conflicts.questions import parse_answer, question_form
 from conflicts.selectors import detective_runs_recent
+from conflicts.services import card_assign
 from conflicts.tolerance import tolerance_set
 from dashboard.charts import Series, bar_chart, line_chart
 from memories.audit import Actor
@@ -43,11 +47,22 @@ def _htmx(request: HttpRequest) -> bool:
 @login_required
 def inbox_view(request: HttpRequest, slug: str) -> HttpResponse:
     membership = membership_for(request, slug)
+    context = _inbox_context(request, membership)
+    if _htmx(request) and _int(request.GET.get("page"), 1) > 1:
+        return render(request, "conflicts/_inbox_rows.html", context)
+    if _htmx(request) and request.headers.get("HX-Target") == "inbox-list":
+        # The address bar keeps only the filters in use (not every empty field of the form).
+        url = reverse("review:inbox", kwargs={"slug": slug}) + _query_suffix(request)
+        return push_url(render(request, "conflicts/_inbox_list.html", {**context, "oob_counts": True}), url)
+    return render(request, "conflicts/inbox.html", context)
+
+
+def _inbox_context(request: HttpRequest, membership: Membership) -> dict[str, object]:
     workspace = membership.workspace
     filters = inbox.InboxFilters.from_query(request.GET.dict())
     page = _int(request.GET.get("page"), 1)
-    cards, more = inbox.inbox_page(workspace=workspace, filters=filters, page=page)
-    context = {
+    cards, more = inbox.inbox_page(workspace=workspace, filters=filters, page=page, user_id=request.user.pk)
+    return {
         "membership": membership,
         "workspace": workspace,
         "cards": cards,
@@ -55,14 +70,20 @@ def inbox_view(request: HttpRequest, slug: str) -> HttpResponse:
         "next_page": page + 1,
         "filters": filters,
         "filter_query": filters.as_query(),
+        "list_query": urlencode(filters.as_query()),
+        "sorts": inbox.SORTS,
+        "can_answer": membership.allows(Role.REVIEWER),
+        "counts": inbox.card_counts(workspace=workspace),
+        "choices": inbox.inbox_filter_choices(workspace=workspace),
     }
-    if _htmx(request) and page > 1:
-        return render(request, "conflicts/_inbox_rows.html", context)
-    context["counts"] = inbox.card_counts(workspace=workspace)
-    context["choices"] = inbox.inbox_filter_choices(workspace=workspace)
-    if _htmx(request) and request.headers.get("HX-Target") == "inbox-list":
-        return render(request, "conflicts/_inbox_list.html", context)
-    return render(request, "conflicts/inbox.html", context)
+
+
+@require_GET
+@login_required
+def pulse_view(request: HttpRequest, slug: str) -> JsonResponse:
+    """What the live inbox and the header count poll: counts per state and a version (one query)."""
+    membership = membership_for(request, slug)
+    return JsonResponse(inbox.inbox_pulse(workspace=membership.workspace))
 
 
 def _card_context(
@@ -74,6 +95,8 @@ def _card_context(
         "membership": membership,
         "workspace": workspace,
         "card": card,
+        "form": question_form(card, card.facts),  # type: ignore[attr-defined]
+        "evidence": card_evidence(card),
         "can_answer": membership.allows(Role.REVIEWER),
         "next_card": inbox.card_after(workspace=workspace, place=place),
         "previous_card": inbox.card_before(workspace=workspace, place=place),
@@ -101,20 +124,25 @@ def answer_view(request: HttpRequest, slug: str, card_id: uuid.UUID) -> HttpResp
     membership = membership_for(request, slug, Role.REVIEWER)
     workspace = membership.workspace
     card, place = inbox.card_place(workspace=workspace, card_id=card_id)
+    choice, fact = parse_answer(request.POST.get("answer", ""))
     error = ""
     answered: Event | None = None
     try:
         answered = card_answer(
             card=card,
-            choice=request.POST.get("answer", ""),
+            choice=choice,
             actor=Actor.for_user(request.user),  # type: ignore[arg-type]
-            current_memory=request.POST.get("current_fact") or None,
+            current_memory=fact or request.POST.get("current_fact") or None,
             note=request.POST.get("note", ""),
         ).event
     except CardAlreadyAnswered as exc:
         error = exc.message
     except DomainError as exc:
         error = exc.message
+    if request.GET.get("from") == "inbox" and _htmx(request):
+        # Answered from the inbox list: show the list again, with what happened.
+        said = error or f"{'Skipped' if choice == 'skip' else 'Answered'}: {card.question[:90]}"
+        return _inbox_list_response(request, membership, said, error=bool(error))
     if error:
         # Stay on this card and say why: who answered first, or what was wrong.
         card = inbox.card_for_review(workspace=workspace, card_id=card_id)
@@ -124,11 +152,86 @@ def answer_view(request: HttpRequest, slug: str, card_id: uuid.UUID) -> HttpResp
         context = {**_card_context(request, membership, card), "error": error, "oob_counts": True}
         return render(request, "conflicts/_review.html", context)
     following = inbox.card_after(workspace=workspace, place=place)
-    if following is None and request.POST.get("answer") == "skip":
+    if following is None and choice == "skip":
         following = card  # the only open card was skipped: show it again rather than "inbox zero"
-    return _show_next(
-        request, membership, following, done=card, choice=request.POST.get("answer", ""), undoable=answered
-    )
+    return _show_next(request, membership, following, done=card, choice=choice, undoable=answered)
+
+
+def _inbox_list_response(
+    request: HttpRequest, membership: Membership, said: str, *, error: bool = False
+) -> HttpResponse:
+    """The inbox list partial (filters from the query string) with an announcement for screen readers."""
+    context = {**_inbox_context(request, membership), "oob_counts": True, "announce": said, "announce_error": error}
+    return render(request, "conflicts/_inbox_list.html", context)
+
+
+@require_POST
+@login_required
+@not_found_as_404
+def assign_view(request: HttpRequest, slug: str, card_id: uuid.UUID) -> HttpResponse:
+    """Assign the card to the person asking ("assign to me"), or to nobody (``to=nobody``)."""
+    membership = membership_for(request, slug, Role.REVIEWER)
+    card, _ = inbox.card_place(workspace=membership.workspace, card_id=card_id)
+    to_me = request.POST.get("to", "me") != "nobody"
+    actor = Actor.for_user(request.user)  # type: ignore[arg-type]
+    try:
+        card_assign(card=card, user_id=request.user.pk if to_me else None, actor=actor)
+        said = "Assigned to you." if to_me else "Unassigned."
+        failed = False
+    except DomainError as exc:
+        said, failed = exc.message, True
+    if request.GET.get("from") == "inbox" and _htmx(request):
+        return _inbox_list_response(request, membership, said, error=failed)
+    (messages.error if failed else messages.success)(request, said)
+    return redirect("review:card", slug=slug, card_id=card_id)
+
+
+@require_POST
+@login_required
+def dismiss_view(request: HttpRequest, slug: str) -> HttpResponse:
+    """Dismiss the selected cards as "not a conflict" (each one an ordinary, undoable answer)."""
+    membership = membership_for(request, slug, Role.REVIEWER)
+    valid = []
+    for value in request.POST.getlist("cards")[:200]:
+        try:
+            valid.append(uuid.UUID(value))
+        except ValueError:
+            continue
+    cards = list(ConflictCard.objects.filter(workspace=membership.workspace, pk__in=valid))
+    if not cards:
+        said, failed = "Select cards first (x on a row, or its checkbox).", True
+    else:
+        result = cards_dismiss(cards=cards, actor=Actor.for_user(request.user))  # type: ignore[arg-type]
+        count = len(result.dismissed)
+        said = f"Dismissed {count} card{'s' if count != 1 else ''} as not conflicts."
+        if result.refused:
+            said += " Not dismissed: " + "; ".join(message for _, message in result.refused[:3])
+        failed = not result.dismissed
+    if _htmx(request):
+        return _inbox_list_response(request, membership, said, error=failed)
+    (messages.error if failed else messages.success)(request, said)
+    return redirect(reverse("review:inbox", kwargs={"slug": slug}) + _query_suffix(request))
+
+
+@require_POST
+@login_required
+@not_found_as_404
+def reopen_view(request: HttpRequest, slug: str, card_id: uuid.UUID) -> HttpResponse:
+    """Reopen an answered or dismissed card (its answer is undone), then show it."""
+    membership = membership_for(request, slug, Role.REVIEWER)
+    card = inbox.card_for_review(workspace=membership.workspace, card_id=card_id)
+    try:
+        card_reopen(card=card, actor=Actor.for_user(request.user))  # type: ignore[arg-type]
+    except DomainError as exc:
+        messages.error(request, exc.message)
+        return redirect(reverse("review:inbox", kwargs={"slug": slug}) + f"?state={card.state}")
+    messages.success(request, "Reopened: the answer is undone and every fact is back as it was.")
+    return redirect("review:card", slug=slug, card_id=card_id)
+
+
+def _query_suffix(request: HttpRequest) -> str:
+    query = inbox.InboxFilters.from_query(request.GET.dict()).as_query()
+    return f"?{urlencode(query)}" if query else ""
 
 
 def _show_next(

@@ -31,8 +31,12 @@ workspace_patterns = (
 review_patterns = (
     [
         path("inbox/", review.inbox_view, name="inbox"),
+        path("inbox/pulse/", review.pulse_view, name="pulse"),
+        path("cards/dismiss/", review.dismiss_view, name="dismiss"),
         path("cards/<uuid:card_id>/", review.card_view, name="card"),
         path("cards/<uuid:card_id>/answer/", review.answer_view, name="answer"),
+        path("cards/<uuid:card_id>/assign/", review.assign_view, name="assign"),
+        path("cards/<uuid:card_id>/reopen/", review.reopen_view, name="reopen"),
         path("undo/", review.undo_view, name="undo"),
         path("decisions/", review.decisions_view, name="decisions"),
         path("decisions/<int:event_id>/confirm/", review.decision_action_view, {"action": "confirm"}, name="confirm"),

@@ -11,36 +11,16 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from django.db import models
+from django.db import models, transaction
 
-from memories.models import ActorType, Event, Memory
+from memories import hooks
+from memories.actors import Actor
+from memories.models import Event, Memory
 
 if TYPE_CHECKING:
-    from django.contrib.auth.models import User
+    from workspaces.models import Workspace
 
-    from workspaces.models import AgentKey, Workspace
-
-
-@dataclass(frozen=True)
-class Actor:
-    """Who caused a change: an agent (by key), a person, or a system job."""
-
-    type: ActorType
-    name: str
-    agent_key: AgentKey | None = None
-    user: User | None = None
-
-    @classmethod
-    def for_agent(cls, key: AgentKey) -> Actor:
-        return cls(type=ActorType.AGENT, name=key.name, agent_key=key)
-
-    @classmethod
-    def for_user(cls, user: User) -> Actor:
-        return cls(type=ActorType.USER, name=user.get_username(), user=user)
-
-    @classmethod
-    def system(cls, job: str) -> Actor:
-        return cls(type=ActorType.SYSTEM, name=job)
+__all__ = ["Actor", "RowChange", "Tracker", "record_event", "retired_memory_ids", "snapshot"]
 
 
 def to_json_value(value: Any) -> Any:
@@ -129,7 +109,15 @@ def record_event(
     automatic: bool = False,
     undoes: Event | None = None,
 ) -> Event:
-    """Append an Event; call inside the transaction that made the change."""
+    """Append an Event; call inside the transaction that made the change.
+
+    Facts the change retired are announced on ``hooks.facts_retired`` once the
+    transaction commits (every state change passes through here, so no service
+    can retire a fact without the announcement).
+    """
+    retired = retired_memory_ids(changes or [])
+    if retired:
+        transaction.on_commit(lambda: hooks.facts_retired.announce(hooks.FactsRetired(retired)))
     return Event.objects.create(
         workspace=workspace,
         actor_type=actor.type,
@@ -173,3 +161,20 @@ def record_events(
             for memory, changes in entries
         ]
     )
+
+
+_LIVE = {"pending_embed", "active"}
+
+
+def retired_memory_ids(changes: list[RowChange]) -> list[uuid.UUID]:
+    """Memories that a change took out of the current set: a live status left, or a successor set."""
+    retired: list[uuid.UUID] = []
+    for change in changes:
+        if change.op != "update" or not isinstance(change.instance, Memory):
+            continue
+        before, after = change.before, change.after
+        left_live = "status" in after and after["status"] not in _LIVE and before.get("status") in _LIVE
+        superseded = after.get("superseded_by_id") is not None and before.get("superseded_by_id") is None
+        if left_live or superseded:
+            retired.append(change.instance.pk)
+    return retired

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
-    from memories.audit import Actor
+    from memories.actors import Actor
     from memories.models import Memory
 
 E = TypeVar("E")
@@ -64,6 +64,19 @@ class FactReinforced:
     actor: Actor
 
 
+@dataclass(frozen=True)
+class FactsRetired:
+    """Facts that stopped being current — superseded, forgotten, merged, decayed or deprecated.
+
+    Announced by :func:`memories.audit.record_event` after the transaction that
+    retired them committed, whichever service did it, so an app that holds
+    questions about facts (conflict cards) can update or close them.
+    """
+
+    memory_ids: list[uuid.UUID]
+
+
 facts_waiting: Hook[FactsWaiting] = Hook("facts_waiting")
 facts_embedded: Hook[FactsEmbedded] = Hook("facts_embedded")
 fact_reinforced: Hook[FactReinforced] = Hook("fact_reinforced")
+facts_retired: Hook[FactsRetired] = Hook("facts_retired")

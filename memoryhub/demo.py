@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING
 
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import DateTimeField, ExpressionWrapper, F, OuterRef, Subquery, Value
 from django.utils import timezone
 
 from conflicts.detection.pipeline import check_fact
-from conflicts.models import ConflictCard, DetectiveRun
+from conflicts.models import CardFact, ConflictCard, DetectiveRun
 from conflicts.narrative import detective_run
 from memories.audit import Actor
 from memories.models import ActorType, Memory, Status
@@ -116,7 +117,26 @@ def demo_seed(*, workspace: Workspace, path: Path = DEMO_DATA, classify: PairCla
     )
     if detection:
         _read_the_story(workspace)
+        _date_cards_by_their_facts(workspace, since=now)
     return SeedReport(len(created), ConflictCard.objects.filter(workspace=workspace).count(), detection)
+
+
+def _date_cards_by_their_facts(workspace: Workspace, *, since: dt.datetime) -> None:
+    """Date each demo card to when its newest fact was stated, as a hub running all along would have raised it.
+
+    The demo replays weeks of history in one load, so without this every card
+    would say it opened (and had waited) "0 minutes" ago. Each card keeps its
+    offset from the start of the load, so two cards over the same newest fact
+    stay in the order detection raised them (export order, review order).
+    """
+    newest = (
+        CardFact.objects.filter(card=OuterRef("pk")).order_by("-memory__valid_from").values("memory__valid_from")[:1]
+    )
+    when = ExpressionWrapper(
+        Subquery(newest) + (F("created_at") - Value(since, output_field=DateTimeField())),
+        output_field=DateTimeField(),
+    )
+    ConflictCard.objects.filter(workspace=workspace).update(created_at=when)
 
 
 def _read_the_story(workspace: Workspace) -> None:

@@ -122,6 +122,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "workspaces.access.workspace_switcher",
                 "dashboard.navigation.nav_section",
+                "dashboard.navigation.open_cards",
             ],
         },
     },

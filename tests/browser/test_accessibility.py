@@ -38,6 +38,7 @@ def test_the_main_pages_have_no_serious_violations_in_either_theme(live_server: 
         "/",
         f"/w/{workspace.slug}/inbox/",
         f"/w/{workspace.slug}/cards/{diet.pk}/",
+        f"/w/{workspace.slug}/inbox/?state=answered",
         f"/w/{workspace.slug}/decisions/",
         f"/w/{workspace.slug}/memories/",
         f"/w/{workspace.slug}/insights/",

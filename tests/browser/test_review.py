@@ -84,13 +84,14 @@ def test_a_reviewer_answers_with_the_keyboard_follows_the_chain_and_undoes(
     expect(page.locator("#counts")).to_contain_text("3 open")
     page.screenshot(path=str(screenshots / "inbox.png"), full_page=True)
 
-    page.get_by_role("link", name=diet.question).click()
-    expect(page.locator(".review-card .question")).to_have_text(diet.question)
+    page.locator(f"tr.card-row[data-card='{diet.pk}'] td.question a").click()
+    expect(page.locator(".review-card")).to_have_attribute("data-card", str(diet.pk))
     page.screenshot(path=str(screenshots / "card.png"), full_page=True)
 
-    page.keyboard.press("n")  # "No, it changed"
+    page.keyboard.press("n")  # the newer fact holds: "Maya's favourite dinner is steak frites"
 
-    expect(page.locator(".review-card .question")).to_have_text(deploys.question)
+    expect(page.locator(".review-card")).to_have_attribute("data-card", str(deploys.pk))
+    expect(page.locator("#card-question")).to_be_focused()
     expect(page).to_have_url(f"{live_server.url}/w/{workspace.slug}/cards/{deploys.pk}/")
     expect(page.locator("#counts")).to_contain_text("2 open")
     expect(page.locator("#counts")).to_contain_text("1 answered")
@@ -104,16 +105,16 @@ def test_a_reviewer_answers_with_the_keyboard_follows_the_chain_and_undoes(
     page.screenshot(path=str(screenshots / "memory.png"), full_page=True)
 
     page.go_back()
-    expect(page.locator(".review-card .question")).to_have_text(deploys.question)
+    expect(page.locator(".review-card")).to_have_attribute("data-card", str(deploys.pk))
     page.keyboard.press("u")
 
-    expect(page.locator(".review-card .question")).to_have_text(diet.question)
+    expect(page.locator(".review-card")).to_have_attribute("data-card", str(diet.pk))
     expect(page.get_by_text("Undone")).to_be_visible()
     expect(page.locator("#counts")).to_contain_text("3 open")
     assert Memory.objects.get(pk=vegetarian.pk).reliability == "contradicted"
 
     page.keyboard.press("j")
-    expect(page.locator(".review-card .question")).to_have_text(deploys.question)
+    expect(page.locator(".review-card")).to_have_attribute("data-card", str(deploys.pk))
 
 
 @pytest.mark.django_db(transaction=True)
@@ -121,11 +122,11 @@ def test_a_viewer_reads_cards_but_cannot_answer(live_server: Any, page: Page) ->
     workspace, (diet, _, _), _ = team(role="viewer")
     sign_in(page, live_server, "ana", f"/w/{workspace.slug}/cards/{diet.pk}/")
 
-    expect(page.locator(".review-card .question")).to_have_text(diet.question)
+    expect(page.locator(".review-card")).to_have_attribute("data-card", str(diet.pk))
     expect(page.get_by_text("answering needs the reviewer role")).to_be_visible()
-    expect(page.get_by_role("button", name="Yes, still true")).to_have_count(0)
+    expect(page.locator(".answers button")).to_have_count(0)
     page.keyboard.press("y")
-    expect(page.locator(".review-card .question")).to_have_text(diet.question)
+    expect(page.locator(".review-card")).to_have_attribute("data-card", str(diet.pk))
     assert ConflictCard.objects.get(pk=diet.pk).state == "open"
 
 

@@ -156,15 +156,16 @@ def test_both_keeps_the_facts_dismisses_the_card_and_never_raises_the_pair_again
 
 def test_skip_counts_and_every_third_skip_lowers_severity(workspace: Workspace, ana: Actor) -> None:
     card, _, _ = pair_card(workspace)
-    assert card.severity == "critical"
+    # Critical stakes (two beliefs about a person), capped at high by the contradiction detector's precision.
+    assert card.severity == "high"
 
     for _ in range(3):
         card_answer(card=card, choice="skip", actor=ana)
 
     card.refresh_from_db()
-    assert (card.state, card.surfaced_count, card.severity) == ("open", 3, "high")
+    assert (card.state, card.surfaced_count, card.severity) == ("open", 3, "medium")
     record = Uncertainty.objects.get(pk=card.uncertainty_id)
-    assert (record.state, record.surfaced_count, record.severity) == ("surfaced", 3, "high")
+    assert (record.state, record.surfaced_count, record.severity) == ("surfaced", 3, "medium")
     assert Answer.objects.filter(choice="skip").count() == 3
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 
@@ -29,7 +31,8 @@ def test_it_marks_the_current_section_and_only_it(workspace: Workspace, path: st
     page = admin_of(workspace).get(path).content.decode()
 
     assert page.count('aria-current="page"') == 1
-    assert f'aria-current="page">{current}</a>' in page
+    # The inbox link carries the open-card count after its name.
+    assert re.search(rf'aria-current="page">{current}(</a>| <span class="nav-count")', page)
 
 
 def test_a_card_belongs_to_the_inbox_section(workspace: Workspace) -> None:
@@ -37,7 +40,7 @@ def test_a_card_belongs_to_the_inbox_section(workspace: Workspace) -> None:
 
     page = admin_of(workspace).get(f"/w/acme/cards/{card.pk}/").content.decode()
 
-    assert 'aria-current="page">Inbox</a>' in page
+    assert 'aria-current="page">Inbox <span class="nav-count"' in page
 
 
 def test_every_page_names_the_svg_icon_and_favicon_ico_leads_to_it(workspace: Workspace) -> None:

@@ -49,7 +49,7 @@ def test_it_filters_and_pages_with_htmx(workspace: Workspace) -> None:
     three_cards(workspace)
     client = signed_in(workspace)
 
-    filtered = client.get(f"/w/{workspace.slug}/inbox/", {"severity": "high"}, HTTP_HX_TARGET="inbox-list", **HTMX)
+    filtered = client.get(f"/w/{workspace.slug}/inbox/", {"severity": "low"}, HTTP_HX_TARGET="inbox-list", **HTMX)
     assert filtered.content.decode().count('class="card-row"') == 1
     by_agent = client.get(f"/w/{workspace.slug}/inbox/", {"agent": "nobody"})
     assert "Inbox zero" in by_agent.content.decode()

@@ -1,0 +1,113 @@
+"""Cards follow their facts: when a fact retires, the open cards holding it update or close.
+
+``memories`` announces every retirement (supersede, forget, merge, decay) on
+``hooks.facts_retired`` after the change committed; ``ConflictsConfig.ready()``
+subscribes :func:`cards_follow_retired_facts`. A card keeps asking while at least
+two of its facts stand (it notes which one left, and asks about a standing one);
+with fewer there is nothing left to ask, so the hub closes it with a note
+(state ``closed``). Each change is one transaction and one ``card.update`` /
+``card.close`` event, so it can be undone like any automatic decision.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import transaction
+from django.utils import timezone
+
+from conflicts.models import CardState, ConflictCard
+from memories.audit import Actor, Tracker, record_event
+from memories.hooks import FactsRetired
+from memories.models import LIVE_STATUSES, Memory, Status
+
+HUB = Actor.system("hub")
+
+
+def cards_follow_retired_facts(event: FactsRetired) -> None:
+    """Receiver of ``memories.hooks.facts_retired``."""
+    cards_update_for_retired(memory_ids=event.memory_ids)
+
+
+def standing(memory: Memory) -> bool:
+    """A fact a card may still ask about: live and not replaced by a successor."""
+    return memory.status in LIVE_STATUSES and memory.superseded_by_id is None
+
+
+def cards_update_for_retired(*, memory_ids: list[uuid.UUID]) -> int:
+    """Update or close every open card holding one of ``memory_ids``; returns how many changed."""
+    card_ids = list(
+        ConflictCard.objects.filter(state=CardState.OPEN, card_facts__memory_id__in=memory_ids)
+        .values_list("pk", flat=True)
+        .distinct()
+    )
+    changed = 0
+    for card_id in card_ids:
+        changed += _follow(card_id)
+    return changed
+
+
+def _follow(card_id: uuid.UUID) -> int:
+    with transaction.atomic():
+        card = (
+            ConflictCard.objects.select_for_update(of=("self",))
+            .select_related("workspace")
+            .filter(pk=card_id, state=CardState.OPEN)
+            .first()
+        )
+        if card is None:
+            return 0
+        facts = list(
+            Memory.objects.filter(card_facts__card=card)
+            .select_related("superseded_by")
+            .order_by("valid_from", "recorded_at")
+        )
+        live = [fact for fact in facts if standing(fact)]
+        gone = [fact for fact in facts if not standing(fact)]
+        if not gone:
+            return 0
+        why = "; ".join(_why(fact) for fact in gone)
+        tracker = Tracker()
+        if len(live) < 2:
+            tracker.update(
+                card,
+                state=CardState.CLOSED,
+                answered_at=timezone.now(),
+                hub_note=f"Closed by the hub: {why}. Nothing is left to ask.",
+            )
+            verb = "card.close"
+        else:
+            values: dict[str, object] = {"hub_note": f"Updated by the hub: {why}."}
+            if card.asked_memory_id not in {fact.pk for fact in live}:
+                values["asked_memory"] = live[-1]
+            tracker.update(card, **values)
+            verb = "card.update"
+        if not tracker.changes:
+            return 0
+        card.save()
+        record_event(
+            workspace=card.workspace,
+            actor=HUB,
+            verb=verb,
+            memory=card.asked_memory,
+            changes=tracker.changes,
+            automatic=True,
+            reason=why,
+        )
+    return 1
+
+
+def _why(fact: Memory) -> str:
+    text = _short(fact.text)
+    if fact.superseded_by is not None:
+        return f"“{text}” was replaced by “{_short(fact.superseded_by.text)}”"
+    if fact.status == Status.FORGOTTEN:
+        return f"“{text}” was forgotten"
+    if fact.status == Status.MERGED:
+        return f"“{text}” was merged into another fact"
+    return f"“{text}” is {fact.status}"
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = text.strip().rstrip(".")
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
