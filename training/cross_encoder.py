@@ -473,9 +473,37 @@ def export(model: Any, path: Path) -> None:
             quantize_dynamic(
                 proto, quantised, op_types_to_quantize=["MatMul"], per_channel=True, weight_type=QuantType.QInt8
             )
-            path.write_bytes(quantised.read_bytes())
+            unsigned = onnx.load(str(quantised))
+            weights_unsigned(unsigned.graph)
+            path.write_bytes(unsigned.SerializeToString())
     finally:
         logging.disable(silenced)
+
+
+def weights_unsigned(graph: Any) -> None:
+    """Store each ``MatMulInteger``'s int8 weights and zero points as uint8, shifted by 128: the same products.
+
+    ``(w + 128) - (z + 128) = w - z``, so the graph computes exactly what it did.
+    What changes is the kernel onnxruntime picks: uint8 activations times int8
+    weights (U8S8) use ``vpmaddubsw`` on x86 CPUs without VNNI (AVX2 only),
+    whose 16-bit sums saturate and wreck the reading (a clear paraphrase read as
+    P(duplicate) 0.002); uint8 × uint8 (U8U8) does not saturate on any CPU.
+    """
+    from onnx import numpy_helper
+
+    stored = {initializer.name: initializer for initializer in graph.initializer}
+    for node in graph.node:
+        if node.op_type != "MatMulInteger":
+            continue
+        for name in (node.input[1], node.input[3] if len(node.input) > 3 else ""):
+            initializer = stored.get(name)
+            if initializer is None:
+                continue
+            values = numpy_helper.to_array(initializer)
+            if values.dtype != np.int8:
+                continue
+            shifted = (values.astype(np.int16) + 128).astype(np.uint8)
+            initializer.CopyFrom(numpy_helper.from_array(shifted, name))
 
 
 def read_directly(graph: Any) -> None:
