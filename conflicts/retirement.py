@@ -75,20 +75,18 @@ def _follow(card_id: uuid.UUID) -> int:
                 answered_at=timezone.now(),
                 hub_note=f"Closed by the hub: {why}. Nothing is left to ask.",
             )
-            verb = "card.close"
         else:
             values: dict[str, object] = {"hub_note": f"Updated by the hub: {why}."}
             if card.asked_memory_id not in {fact.pk for fact in live}:
                 values["asked_memory"] = live[-1]
             tracker.update(card, **values)
-            verb = "card.update"
         if not tracker.changes:
             return 0
         card.save()
         record_event(
             workspace=card.workspace,
             actor=HUB,
-            verb=verb,
+            verb="card.close" if len(live) < 2 else "card.update",
             memory=card.asked_memory,
             changes=tracker.changes,
             automatic=True,

@@ -502,13 +502,15 @@ def card_create(
     """One card per fact set, ever: returns None when a card (open or closed) already holds them all.
 
     Also None when fewer than two of the facts still stand (the rest superseded,
-    forgotten or merged): there would be nothing left to ask. The severity given
+    forgotten or merged), or a solo card's one fact no longer does: there would
+    be nothing left to ask. The severity given
     is the stakes; the card's own is capped by how often its detector is right
     (:func:`conflicts.severity.severity_calibrated`).
     """
     key = fact_set_key(list(memories))
     workspace_id = memories[0].workspace_id
-    if sum(1 for memory in memories if standing(memory)) < 2:
+    # A solo question (a stale or unverified fact) needs its one fact standing; a conflict needs two.
+    if sum(1 for memory in memories if standing(memory)) < min(2, len(memories)):
         return None
     if card_holding(list(memories)) is not None:
         return None

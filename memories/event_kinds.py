@@ -51,6 +51,7 @@ EVENT_KINDS: dict[str, EventKind] = {
     "uncertainty.resolve": EventKind("Resolved an open question"),
     "uncertainty.surface": EventKind("Raised an open question with an agent"),
     "card.answer": EventKind("Answered a review card"),
+    "card.assign": EventKind("Assigned a review card"),
     "card.close": EventKind("Closed a card whose facts no longer stand"),
     "card.update": EventKind("Updated a card after one of its facts retired"),
     "tolerance.set": EventKind("Changed the conflict tolerance"),

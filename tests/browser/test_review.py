@@ -130,12 +130,23 @@ def test_a_viewer_reads_cards_but_cannot_answer(live_server: Any, page: Page) ->
     assert ConflictCard.objects.get(pk=diet.pk).state == "open"
 
 
+RATE_LIMIT = {"subject_entity": "api", "subject_attribute": "rate limit"}
+
+
 @pytest.mark.django_db(transaction=True)
 def test_an_admin_reverts_an_automatic_decision(live_server: Any, page: Page) -> None:
     workspace = WorkspaceFactory(slug="acme", name="Acme platform")
     MembershipFactory(user=UserFactory(username="ana"), workspace=workspace, role="admin")
-    old = memory(workspace=workspace, text="The API rate limit is 500 req/s", valid_from=day(0), status="active")
-    new = memory(workspace=workspace, text="The API rate limit is now 1,000 req/s", valid_from=day(5), status="active")
+    old = memory(
+        workspace=workspace, text="The API rate limit is 500 req/s", valid_from=day(0), status="active", **RATE_LIMIT
+    )
+    new = memory(
+        workspace=workspace,
+        text="The API rate limit is now 1,000 req/s",
+        valid_from=day(5),
+        status="active",
+        **RATE_LIMIT,
+    )
     sure = Verdict(relation=Relation.TEMPORAL_CHANGE, probability=0.97, tier="rules", current="b")
     conflict_resolve(older=old, newer=new, verdict=sure, context="ingestion", actor=DETECTOR)
     assert Memory.objects.get(pk=old.pk).reliability == "superseded"

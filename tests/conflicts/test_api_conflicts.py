@@ -87,7 +87,7 @@ def test_warn_and_supersede_store_an_unchecked_fact_and_say_so(
 
 
 def test_supersede_replaces_what_the_new_fact_clashes_with(agent: AgentClient, script: dict[Any, Any]) -> None:
-    old = remember(agent.workspace, "Deploys run on Jenkins", valid_from=day(1))
+    old = remember(agent.workspace, "Deploys run on Jenkins", valid_from=day(1), key="ci_system")
     script[(old.text, "Deploys run on GitHub Actions")] = scripted(Relation.TEMPORAL_CHANGE, p=0.6, current="b")
 
     response = agent.post("/memories", {"text": "Deploys run on GitHub Actions", "on_conflict": "supersede"})
@@ -169,8 +169,8 @@ def test_an_automatic_decision_is_undone_over_the_api(agent: AgentClient, other_
     from conflicts.services import conflict_resolve
     from memories.audit import Actor
 
-    old = remember(agent.workspace, "Deploys run on Jenkins", valid_from=day(1))
-    new = remember(agent.workspace, "Deploys run on GitHub Actions", valid_from=day(3))
+    old = remember(agent.workspace, "Deploys run on Jenkins", valid_from=day(1), key="ci_system")
+    new = remember(agent.workspace, "Deploys run on GitHub Actions", valid_from=day(3), key="ci_system")
     conflict_resolve(
         older=old,
         newer=new,

@@ -62,8 +62,8 @@ def test_candidates_skip_forgotten_and_superseded_facts(workspace: Workspace) ->
 
 
 def test_detect_and_resolve_orders_pairs_by_time_and_resolves(workspace: Workspace) -> None:
-    old = remember(workspace, "Deploys run on Jenkins", valid_from=day(1))
-    new = remember(workspace, "Deploys now run on GitHub Actions", valid_from=day(5))
+    old = remember(workspace, "Deploys run on Jenkins", valid_from=day(1), key="ci_system")
+    new = remember(workspace, "Deploys now run on GitHub Actions", valid_from=day(5), key="ci_system")
     classify = ScriptedClassifier(
         {(old.text, new.text): scripted(Relation.TEMPORAL_CHANGE, current="b", reasons=("switched",))}
     )
@@ -300,7 +300,7 @@ def test_checking_steps_aside_while_facts_wait_for_their_vector(
     workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     remember(workspace, "The API uses REST", valid_from=day(1))
-    remember(workspace, "Deploys happen on Tuesdays", valid_from=day(2))
+    remember(workspace, "Deploys happen on Tuesdays", valid_from=day(2), key="ci_system")
     waiting = memory_create(workspace=workspace, actor=Actor.system("test"), data=MemoryInput(text="We moved to gRPC"))
     queued: list[str] = []
     monkeypatch.setattr("conflicts.tasks.detect_pending.delay", lambda: queued.append("detect_pending"))

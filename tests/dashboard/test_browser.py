@@ -23,8 +23,8 @@ def signed_in(workspace: Workspace, role: str) -> Client:
 
 
 def superseded_pair(workspace: Workspace) -> tuple[Memory, Memory]:
-    old = remember(workspace, "Deploys run on Jenkins", scope="infra", valid_from=day(0))
-    new = remember(workspace, "We moved deploys to GitHub Actions", scope="infra", valid_from=day(3))
+    old = remember(workspace, "Deploys run on Jenkins", scope="infra", valid_from=day(0), key="ci_system")
+    new = remember(workspace, "Deploys moved to GitHub Actions", scope="infra", valid_from=day(3), key="ci_system")
     sure = Verdict(relation=Relation.TEMPORAL_CHANGE, probability=0.97, tier="rules", current="b")
     conflict_resolve(older=old, newer=new, verdict=sure, context="ingestion", actor=DETECTOR)
     return old, new
@@ -49,7 +49,7 @@ def test_the_memory_page_shows_the_chain_links_and_events(workspace: Workspace) 
     html = signed_in(workspace, "viewer").get(f"/w/{workspace.slug}/memories/{old.pk}/").content.decode()
 
     assert 'class="timeline"' in html
-    assert html.index("Deploys run on Jenkins") < html.index("We moved deploys to GitHub Actions")
+    assert html.index("Deploys run on Jenkins") < html.index("Deploys moved to GitHub Actions")
     assert "temporal_evolution" in html
     assert "Superseded an older fact by a newer one" in html  # the label, not the raw verb
     assert "conflict.temporal_supersede" not in html
@@ -71,4 +71,4 @@ def test_admins_restore_forget_and_supersede(workspace: Workspace) -> None:
     assert "no memory with this id" in response.content.decode()
 
     chains = admin.get(f"/w/{workspace.slug}/chains/").content.decode()
-    assert "We moved deploys to GitHub Actions" in chains
+    assert "Deploys moved to GitHub Actions" in chains

@@ -29,8 +29,12 @@ def signed_in(workspace: Workspace, role: str = "admin", username: str = "ana") 
 
 
 def supersede(workspace: Workspace, older: str, newer: str) -> Event:
-    a = memory(workspace=workspace, text=older, valid_from=day(0))
-    b = memory(workspace=workspace, text=newer, valid_from=day(2))
+    a = memory(
+        workspace=workspace, text=older, valid_from=day(0), subject_entity="the subject", subject_attribute="value"
+    )
+    b = memory(
+        workspace=workspace, text=newer, valid_from=day(2), subject_entity="the subject", subject_attribute="value"
+    )
     sure = Verdict(relation=Relation.TEMPORAL_CHANGE, probability=0.97, tier="rules", current="b")
     conflict_resolve(older=a, newer=b, verdict=sure, context="ingestion", actor=DETECTOR)
     return Event.objects.get(verb="conflict.temporal_supersede", memory=a)

@@ -136,10 +136,34 @@ def test_decisions_can_be_confirmed_and_reverted_by_admins(workspace: Workspace)
     from tests.conflicts.cards import DETECTOR, day
     from tests.factories import memory
 
-    old = memory(workspace=workspace, text="Standup is at 9:00", valid_from=day(0))
-    new = memory(workspace=workspace, text="Standup moved to 9:30", valid_from=day(2))
-    other_old = memory(workspace=workspace, text="Office is in Berlin", valid_from=day(0))
-    other_new = memory(workspace=workspace, text="Office moved to Munich", valid_from=day(2))
+    old = memory(
+        workspace=workspace,
+        text="Standup is at 9:00",
+        valid_from=day(0),
+        subject_entity="the subject",
+        subject_attribute="value",
+    )
+    new = memory(
+        workspace=workspace,
+        text="Standup moved to 9:30",
+        valid_from=day(2),
+        subject_entity="the subject",
+        subject_attribute="value",
+    )
+    other_old = memory(
+        workspace=workspace,
+        text="Office is in Berlin",
+        valid_from=day(0),
+        subject_entity="office",
+        subject_attribute="city",
+    )
+    other_new = memory(
+        workspace=workspace,
+        text="Office moved to Munich",
+        valid_from=day(2),
+        subject_entity="office",
+        subject_attribute="city",
+    )
     from conflicts.detection.verdict import Verdict
     from conflicts.services import conflict_resolve
 

@@ -138,8 +138,8 @@ def test_merges_and_supersedes_are_read_from_the_facts(workspace: Workspace) -> 
     # The offline classifier rarely merges; a scripted verdict makes one through the real resolution.
     first = remember(workspace, "Support hours are 9 to 5", valid_from=day(1))
     again = remember(workspace, "Support is open from 9 to 5", valid_from=day(2))
-    old = remember(workspace, "Deploys run on Jenkins", valid_from=day(1))
-    new = remember(workspace, "Deploys moved to GitHub Actions", valid_from=day(3))
+    old = remember(workspace, "Deploys run on Jenkins", valid_from=day(1), key="ci_system")
+    new = remember(workspace, "Deploys moved to GitHub Actions", valid_from=day(3), key="ci_system")
     for older, newer, relation in ((first, again, Relation.DUPLICATE), (old, new, Relation.TEMPORAL_CHANGE)):
         verdict = Verdict(relation=relation, probability=0.99, tier="test", reasons=("scripted",), current="b")
         conflict_resolve(older=older, newer=newer, verdict=verdict, context="ingestion", actor=Actor.system("t"))

@@ -59,8 +59,20 @@ def test_an_answer_an_automatic_decision_and_a_failed_job_are_announced(
         card_answer(
             card=pair_card(workspace, "The CI runs nightly", "The CI runs hourly")[0], choice="skip", actor=DETECTOR
         )
-        older = memory(workspace=workspace, text="Ana leads the platform team", valid_from=day(0))
-        newer = memory(workspace=workspace, text="Ben leads the platform team", valid_from=day(5))
+        older = memory(
+            workspace=workspace,
+            text="Ana leads the platform team",
+            valid_from=day(0),
+            subject_entity="the subject",
+            subject_attribute="value",
+        )
+        newer = memory(
+            workspace=workspace,
+            text="Ben leads the platform team",
+            valid_from=day(5),
+            subject_entity="the subject",
+            subject_attribute="value",
+        )
         verdict = Verdict(relation=Relation.TEMPORAL_CHANGE, probability=0.99, tier="rules", current="b")
         conflict_resolve(older=older, newer=newer, verdict=verdict, context="ingestion", actor=DETECTOR)
 
