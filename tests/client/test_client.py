@@ -98,6 +98,42 @@ def test_it_links_walks_neighbors_and_unlinks(hub: MemoryHub) -> None:
     assert hub.neighbors(a).neighbors == []
 
 
+def test_it_corrects_a_subject_walks_a_subgraph_and_undoes_a_change(hub: MemoryHub) -> None:
+    old = hub.remember("Staging runs in eu-west-1", on_conflict="warn")
+    new = hub.remember("The staging cluster now runs in eu-central-1", on_conflict="warn")
+
+    corrected = hub.correct_subject(old.id, entity="staging cluster", attribute="region", note="same cluster")
+    assert (corrected.subject_entity, corrected.subject_attribute, corrected.subject_source) == (
+        "staging cluster",
+        "region",
+        "reviewer",
+    )
+    link = hub.link(old.id, new.id, rel="refines")
+    graph = hub.subgraph([old.id], depth=1)
+    assert {m.id for m in graph.nodes} == {old.id, new.id}
+    assert [e.id for e in graph.edges] == [link.id]
+    assert not graph.truncated
+
+    hub.supersede(old.id, by=new.id, reason="moved")
+    (event,) = hub.events(verb="memory.supersede", memory=str(old.id))
+    undone = hub.undo_event(event.id, reason="it did not move")
+    assert undone.undoes == event.id
+    assert hub.get_memory(old.id).superseded_by is None
+
+
+def test_it_finds_conflicts_and_queues_the_detective(hub: MemoryHub) -> None:
+    a = hub.remember("The nightly backup runs at 02:00", on_conflict="warn")
+    hub.remember("The nightly backup runs at 02:00.", on_conflict="warn")
+
+    found = hub.find_conflicts(a.id, threshold=0.5)
+    assert found
+    assert all(a.id in {pair.a.id, pair.b.id} for pair in found)
+    assert {pair.kind for pair in found} <= {"duplicate", "contradiction"}
+    run = hub.run_detective()
+    assert run.state == "queued"
+    assert run.id in {r.id for r in hub.detective_runs()}
+
+
 def test_it_recalls_assembles_context_and_checks_an_action(hub: MemoryHub) -> None:
     # on_conflict=warn embeds synchronously, so recall finds the fact without a worker.
     fact = hub.remember("The payments API rate limit is 500 requests a second", on_conflict="warn")

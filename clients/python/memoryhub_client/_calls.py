@@ -89,6 +89,11 @@ def reinforce(memory_id: Id, reason: str) -> Call:
     return Call("POST", f"/memories/{memory_id}/reinforce", json={"reason": reason}, write=True)
 
 
+def correct_subject(memory_id: Id, entity: str, attribute: str, note: str) -> Call:
+    body = {"entity": entity, "attribute": attribute, "note": note}
+    return Call("POST", f"/memories/{memory_id}/subject", json=body, write=True)
+
+
 def chain(memory_id: Id) -> Call:
     return Call("GET", f"/memories/{memory_id}/chain")
 
@@ -99,6 +104,10 @@ def neighbors(memory_id: Id, rel: Iterable[str] | None, direction: str, depth: i
         f"/memories/{memory_id}/neighbors",
         params=_query({"rel": list(rel or []), "direction": direction, "depth": depth}),
     )
+
+
+def subgraph(memory_ids: Iterable[Id], depth: int) -> Call:
+    return Call("POST", "/subgraph", json={"memory_ids": [str(i) for i in memory_ids], "depth": depth})
 
 
 def link(src: Id, dst: Id, rel: str, weight: float) -> Call:
@@ -142,8 +151,25 @@ def surface_uncertainties(topic: str, limit: int) -> Call:
     return Call("POST", "/uncertainties/surface", json={"topic": topic, "limit": limit})
 
 
+def find_conflicts(memory_id: Id | None, threshold: float | None, limit: int | None) -> Call:
+    params = _query({"memory_id": memory_id, "threshold": threshold, "limit": limit})
+    return Call("GET", "/find-conflicts", params=params)
+
+
 def list_events(filters: Mapping[str, Any]) -> Call:
     return Call("GET", "/events", params=_query(filters))
+
+
+def undo_event(event_id: int, reason: str) -> Call:
+    return Call("POST", f"/events/{event_id}/undo", json={"reason": reason}, write=True)
+
+
+def run_detective() -> Call:
+    return Call("POST", "/detective/run", write=True)
+
+
+def detective_runs() -> Call:
+    return Call("GET", "/detective/runs")
 
 
 def status() -> Call:

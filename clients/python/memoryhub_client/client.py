@@ -31,7 +31,9 @@ from memoryhub_client.models import (
     CheckActionResult,
     CommitResult,
     Context,
+    DetectiveRun,
     Event,
+    FoundConflict,
     Link,
     Memory,
     MemoryPage,
@@ -39,6 +41,7 @@ from memoryhub_client.models import (
     NewMemory,
     PipelineStatus,
     RecallHit,
+    Subgraph,
     SurfacedUncertainty,
     Uncertainty,
     parse,
@@ -260,6 +263,10 @@ class MemoryHub:
     def reinforce(self, memory_id: Id, *, reason: str = "") -> Memory:
         return self._get(_calls.reinforce(memory_id, reason), Memory)
 
+    def correct_subject(self, memory_id: Id, *, entity: str, attribute: str = "", note: str = "") -> Memory:
+        """Set what a memory is about; the hub keeps it over re-embedding and as training data."""
+        return self._get(_calls.correct_subject(memory_id, entity, attribute, note), Memory)
+
     def chain(self, memory_id: Id) -> Chain:
         return self._get(_calls.chain(memory_id), Chain)
 
@@ -273,6 +280,10 @@ class MemoryHub:
 
     def unlink(self, link_id: int) -> None:
         self._send(_calls.unlink(link_id))
+
+    def subgraph(self, memory_ids: Iterable[Id], *, depth: int = 1) -> Subgraph:
+        """The memories within ``depth`` links of ``memory_ids`` (either direction) and their links."""
+        return self._get(_calls.subgraph(memory_ids, depth), Subgraph)
 
     # ---------------------------------------------------------------- recall
 
@@ -324,6 +335,23 @@ class MemoryHub:
 
     def iter_events(self, **filters: Any) -> Iterator[Event]:
         return _pages(self.events, filters)
+
+    def undo_event(self, event_id: int, *, reason: str = "") -> Event:
+        """Undo a recorded change, e.g. an automatic supersede (needs the key's ``admin`` scope)."""
+        return self._get(_calls.undo_event(event_id, reason), Event)
+
+    def find_conflicts(
+        self, memory_id: Id | None = None, *, threshold: float | None = None, limit: int | None = None
+    ) -> list[FoundConflict]:
+        """Similar pairs read as duplicates or contradictions: of one memory, or the workspace's newest."""
+        return self._list(_calls.find_conflicts(memory_id, threshold, limit), FoundConflict)
+
+    def run_detective(self) -> DetectiveRun:
+        """Queue a narrative pass over the workspace's history (``admin`` scope); it runs on the worker."""
+        return self._get(_calls.run_detective(), DetectiveRun)
+
+    def detective_runs(self) -> list[DetectiveRun]:
+        return self._list(_calls.detective_runs(), DetectiveRun)
 
     def status(self) -> PipelineStatus:
         """How far behind embedding and checking are."""
@@ -448,6 +476,9 @@ class AsyncMemoryHub:
     async def reinforce(self, memory_id: Id, *, reason: str = "") -> Memory:
         return await self._get(_calls.reinforce(memory_id, reason), Memory)
 
+    async def correct_subject(self, memory_id: Id, *, entity: str, attribute: str = "", note: str = "") -> Memory:
+        return await self._get(_calls.correct_subject(memory_id, entity, attribute, note), Memory)
+
     async def chain(self, memory_id: Id) -> Chain:
         return await self._get(_calls.chain(memory_id), Chain)
 
@@ -461,6 +492,9 @@ class AsyncMemoryHub:
 
     async def unlink(self, link_id: int) -> None:
         await self._send(_calls.unlink(link_id))
+
+    async def subgraph(self, memory_ids: Iterable[Id], *, depth: int = 1) -> Subgraph:
+        return await self._get(_calls.subgraph(memory_ids, depth), Subgraph)
 
     async def recall(self, query: str, **options: Any) -> list[RecallHit]:
         return await self._list(_calls.recall(query, options), RecallHit)
@@ -499,6 +533,20 @@ class AsyncMemoryHub:
 
     def iter_events(self, **filters: Any) -> AsyncIterator[Event]:
         return _async_pages(self.events, filters)
+
+    async def undo_event(self, event_id: int, *, reason: str = "") -> Event:
+        return await self._get(_calls.undo_event(event_id, reason), Event)
+
+    async def find_conflicts(
+        self, memory_id: Id | None = None, *, threshold: float | None = None, limit: int | None = None
+    ) -> list[FoundConflict]:
+        return await self._list(_calls.find_conflicts(memory_id, threshold, limit), FoundConflict)
+
+    async def run_detective(self) -> DetectiveRun:
+        return await self._get(_calls.run_detective(), DetectiveRun)
+
+    async def detective_runs(self) -> list[DetectiveRun]:
+        return await self._list(_calls.detective_runs(), DetectiveRun)
 
     async def status(self) -> PipelineStatus:
         return await self._get(_calls.status(), PipelineStatus)

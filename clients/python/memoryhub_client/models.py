@@ -51,6 +51,11 @@ class Memory:
     expired_at: dt.datetime | None
     embedded_at: dt.datetime | None
     checked_at: dt.datetime | None
+    # What the fact is about and whether it is a claim at all (empty on hubs older than issue 21).
+    subject_entity: str = ""
+    subject_attribute: str = ""
+    subject_source: str = ""
+    speech_act: str = ""
 
 
 @dataclass(frozen=True)
@@ -119,6 +124,15 @@ class Link:
     weight: float
     created_by: str
     created_at: dt.datetime
+
+
+@dataclass(frozen=True)
+class Subgraph:
+    """The memories within ``depth`` links of some memories, and the links between them."""
+
+    nodes: list[Memory]
+    edges: list[Link]
+    truncated: bool
 
 
 @dataclass(frozen=True)
@@ -286,6 +300,39 @@ class SurfacedUncertainty:
     relevance: float
     question: str
     facts: list[MemoryRef]
+
+
+@dataclass(frozen=True)
+class FoundConflict:
+    """A candidate pair of ``find_conflicts``: two similar facts read as duplicates or as a contradiction."""
+
+    a: MemoryRef
+    b: MemoryRef
+    similarity: float
+    kind: Literal["duplicate", "contradiction"]
+    reason: str
+
+
+@dataclass(frozen=True)
+class DetectiveRun:
+    """One pass of the narrative detective over a workspace's history."""
+
+    id: int
+    trigger: str
+    mode: str
+    state: str
+    facts_total: int
+    facts_read: int
+    batches: int
+    failed_batches: int
+    flags_raised: int
+    cards_created: int
+    tokens: int
+    seconds: float | None
+    error: str
+    created_at: dt.datetime
+    started_at: dt.datetime | None
+    finished_at: dt.datetime | None
 
 
 @dataclass(frozen=True)
