@@ -375,6 +375,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "task": "memoryhub.tasks.prune_broker",
         "schedule": 60.0,
     },
+    # A webhook delivery whose attempt message was lost (broker down at commit, worker died mid-POST).
+    "requeue-stalled-deliveries": {
+        "task": "webhooks.tasks.requeue_stalled_deliveries",
+        "schedule": 300.0,
+    },
     # Idempotency keys name a request for 24 h; drop the records past that.
     "prune-idempotency-records": {
         "task": "workspaces.tasks.prune_idempotency_records",

@@ -27,6 +27,7 @@ EVENT_HEADER = "MemoryHub-Event"
 DELIVERY_HEADER = "MemoryHub-Delivery"
 # A claimed attempt whose worker died is taken again after this long (the POST itself is bounded by its timeout).
 CLAIM_LEASE = dt.timedelta(minutes=2)
+STALL_GRACE = dt.timedelta(minutes=5)  # how late a queued attempt may be before the sweep queues it again
 MAX_WEBHOOKS_PER_WORKSPACE = 20
 
 
@@ -140,6 +141,34 @@ def delivery_attempt(*, delivery_id: Any, number: int) -> AttemptOutcome:
     return AttemptOutcome(
         attempted=True, succeeded=succeeded, retry_in=None if succeeded or last else retry_delay(number)
     )
+
+
+def deliveries_stalled(*, now: dt.datetime | None = None) -> list[tuple[Any, int]]:
+    """Pending deliveries whose next attempt should have run by now, with the attempt number to queue.
+
+    A delivery stalls when its message is lost: the queueing after commit failed
+    (broker down), or a worker died mid-attempt and its redelivered message met a
+    claim still inside its lease and stopped. A stalled one waits out its lease
+    and the backoff it was due, plus ``STALL_GRACE``; then the attempt it lacks is
+    queued again — the one a worker left unlogged, or the next one. The claim in
+    :func:`delivery_attempt` keeps a message queued twice from sending twice.
+    """
+    now = now or timezone.now()
+    stalled = []
+    pending = Delivery.objects.filter(state=DeliveryState.PENDING, created_at__lt=now - STALL_GRACE)
+    logged = set(DeliveryAttempt.objects.filter(delivery__in=pending).values_list("delivery_id", "number"))
+    for delivery_id, attempts, claimed_at in pending.values_list("id", "attempts", "claimed_at"):
+        if attempts == 0 or claimed_at is None:
+            stalled.append((delivery_id, 1))
+            continue
+        if (delivery_id, attempts) not in logged:  # taken and never finished: take it again once the lease ran out
+            if claimed_at < now - CLAIM_LEASE - STALL_GRACE:
+                stalled.append((delivery_id, attempts))
+            continue
+        due = claimed_at + CLAIM_LEASE + dt.timedelta(seconds=retry_delay(attempts)) + STALL_GRACE
+        if due < now:
+            stalled.append((delivery_id, attempts + 1))
+    return stalled
 
 
 def _post(delivery: Delivery) -> tuple[int | None, str, int]:

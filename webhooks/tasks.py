@@ -17,7 +17,7 @@ from django.db import OperationalError, transaction
 
 from conflicts.hooks import CardAnswered, CardOpened, DecisionMade, JobFailed
 from webhooks.models import EventType
-from webhooks.services import deliveries_create, delivery_attempt
+from webhooks.services import deliveries_create, deliveries_stalled, delivery_attempt
 
 
 # A database that stops answering mid-attempt: the task runs again until the claim's lease lets it re-take the attempt.
@@ -35,6 +35,15 @@ def deliver(delivery_id: str, number: int = 1) -> bool:
     if outcome.retry_in is not None:
         deliver.apply_async((delivery_id, number + 1), countdown=outcome.retry_in)
     return outcome.succeeded
+
+
+@shared_task(ignore_result=True)
+def requeue_stalled_deliveries() -> int:
+    """Beat: queue again the attempts whose message was lost, so a committed delivery is never dropped."""
+    stalled = deliveries_stalled()
+    for delivery_id, number in stalled:
+        deliver.delay(str(delivery_id), number)
+    return len(stalled)
 
 
 def _queue(workspace_id: int, event_type: str, **ids: Any) -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from typing import Any
 
 import pytest
+from django.utils import timezone
 
 from conflicts.detection.verdict import Relation, Verdict
 from conflicts.feedback import card_answer
@@ -18,7 +20,7 @@ from tests.conflicts.cards import DETECTOR, day, pair_card
 from tests.factories import memory
 from tests.webhooks.receiver import receiver
 from webhooks.models import Delivery, DeliveryAttempt, Webhook
-from webhooks.services import deliveries_create, delivery_attempt, webhook_create
+from webhooks.services import deliveries_create, deliveries_stalled, delivery_attempt, webhook_create
 from webhooks.signing import verify
 from workspaces.models import Workspace
 
@@ -186,3 +188,31 @@ def test_registration_refuses_bad_input_naming_the_field(
 
     assert refused.value.field == field
     assert not Webhook.objects.exists()
+
+
+def test_the_sweep_requeues_only_the_attempts_whose_message_was_lost(workspace: Workspace) -> None:
+    card, _, _ = pair_card(workspace)
+    hook(workspace, "http://127.0.0.1:9/closed-port", "card.opened")
+    never_sent, died_mid_post, retry_lost, retry_waiting, fresh = (
+        deliveries_create(workspace_id=workspace.pk, event_type="card.opened", card_id=card.pk)[0] for _ in range(5)
+    )
+    now = timezone.now()
+    old = now - dt.timedelta(hours=1)
+    Delivery.objects.exclude(pk=fresh.pk).update(created_at=old)
+    # A worker took attempt 2 and died before logging it; its lease ran out long ago.
+    Delivery.objects.filter(pk=died_mid_post.pk).update(attempts=2, claimed_at=old)
+    DeliveryAttempt.objects.create(delivery=died_mid_post, number=1, duration_ms=1, succeeded=False)
+    # Attempt 1 failed and was logged; the message for attempt 2 never came.
+    Delivery.objects.filter(pk=retry_lost.pk).update(attempts=1, claimed_at=old)
+    DeliveryAttempt.objects.create(delivery=retry_lost, number=1, duration_ms=1, succeeded=False)
+    # Attempt 1 failed a moment ago: attempt 2 is still inside its backoff.
+    Delivery.objects.filter(pk=retry_waiting.pk).update(attempts=1, claimed_at=now)
+    DeliveryAttempt.objects.create(delivery=retry_waiting, number=1, duration_ms=1, succeeded=False)
+
+    stalled = dict(deliveries_stalled(now=now))
+
+    assert stalled == {never_sent.pk: 1, died_mid_post.pk: 2, retry_lost.pk: 2}
+    # What the sweep queues is an ordinary attempt: it sends, and a second copy of its message sends nothing.
+    assert delivery_attempt(delivery_id=died_mid_post.pk, number=2).attempted
+    assert not delivery_attempt(delivery_id=died_mid_post.pk, number=2).attempted
+    assert died_mid_post.pk not in dict(deliveries_stalled(now=now))
