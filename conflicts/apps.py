@@ -22,6 +22,7 @@ class ConflictsConfig(AppConfig):
         hooks.fact_reinforced.subscribe(unverified.unverified_on_reinforce)
         # A card whose facts retire meanwhile updates itself, or closes when nothing is left to ask.
         hooks.facts_retired.subscribe(retirement.cards_follow_retired_facts)
+        hooks.facts_restored.subscribe(retirement.cards_follow_restored_facts)
         # Both tiers and the cross-encoder they consult, read once (a near-duplicate pair is read again).
         warm_on_start(
             "detector", lambda: classify("The API allows 1,000 req/s.", "The API allows 1,000 requests a second.")

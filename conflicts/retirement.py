@@ -7,6 +7,11 @@ two of its facts stand (it notes which one left, and asks about a standing one);
 with fewer there is nothing left to ask, so the hub closes it with a note
 (state ``closed``). Each change is one transaction and one ``card.update`` /
 ``card.close`` event, so it can be undone like any automatic decision.
+
+The other way round, ``hooks.facts_restored`` (an undone supersede, forget,
+merge or decay) reopens a card the hub closed once two of its facts stand
+again (:func:`cards_follow_restored_facts`, a ``card.reopen`` event): the
+question it asked is open again because the answer that settled it was taken back.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from django.utils import timezone
 
 from conflicts.models import CardState, ConflictCard
 from memories.audit import Actor, Tracker, record_event
-from memories.hooks import FactsRetired
+from memories.hooks import FactsRestored, FactsRetired
 from memories.models import LIVE_STATUSES, Memory, Status
 
 HUB = Actor.system("hub")
@@ -27,6 +32,11 @@ HUB = Actor.system("hub")
 def cards_follow_retired_facts(event: FactsRetired) -> None:
     """Receiver of ``memories.hooks.facts_retired``."""
     cards_update_for_retired(memory_ids=event.memory_ids)
+
+
+def cards_follow_restored_facts(event: FactsRestored) -> None:
+    """Receiver of ``memories.hooks.facts_restored``."""
+    cards_reopen_for_restored(memory_ids=event.memory_ids)
 
 
 def standing(memory: Memory) -> bool:
@@ -91,6 +101,53 @@ def _follow(card_id: uuid.UUID) -> int:
             changes=tracker.changes,
             automatic=True,
             reason=why,
+        )
+    return 1
+
+
+def cards_reopen_for_restored(*, memory_ids: list[uuid.UUID]) -> int:
+    """Reopen every card the hub closed that holds one of ``memory_ids`` and has two standing facts again."""
+    card_ids = list(
+        ConflictCard.objects.filter(state=CardState.CLOSED, card_facts__memory_id__in=memory_ids)
+        .values_list("pk", flat=True)
+        .distinct()
+    )
+    return sum(_reopen(card_id, set(memory_ids)) for card_id in card_ids)
+
+
+def _reopen(card_id: uuid.UUID, restored: set[uuid.UUID]) -> int:
+    with transaction.atomic():
+        card = (
+            ConflictCard.objects.select_for_update(of=("self",))
+            .select_related("workspace")
+            .filter(pk=card_id, state=CardState.CLOSED)
+            .first()
+        )
+        if card is None:
+            return 0
+        facts = list(Memory.objects.filter(card_facts__card=card).order_by("valid_from", "recorded_at"))
+        live = [fact for fact in facts if standing(fact)]
+        if len(live) < 2:
+            return 0
+        back = "; ".join(f"“{_short(fact.text)}” stands again" for fact in live if fact.pk in restored)
+        tracker = Tracker()
+        values: dict[str, object] = {
+            "state": CardState.OPEN,
+            "answered_at": None,
+            "hub_note": f"Reopened by the hub: {back}.",
+        }
+        if card.asked_memory_id not in {fact.pk for fact in live}:
+            values["asked_memory"] = live[-1]
+        tracker.update(card, **values)
+        card.save()
+        record_event(
+            workspace=card.workspace,
+            actor=HUB,
+            verb="card.reopen",
+            memory=card.asked_memory,
+            changes=tracker.changes,
+            automatic=True,
+            reason=back,
         )
     return 1
 

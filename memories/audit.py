@@ -112,12 +112,16 @@ def record_event(
     """Append an Event; call inside the transaction that made the change.
 
     Facts the change retired are announced on ``hooks.facts_retired`` once the
-    transaction commits (every state change passes through here, so no service
-    can retire a fact without the announcement).
+    transaction commits, and facts it made current again (an undo) on
+    ``hooks.facts_restored`` (every state change passes through here, so no
+    service can retire or restore a fact without the announcement).
     """
     retired = retired_memory_ids(changes or [])
     if retired:
         transaction.on_commit(lambda: hooks.facts_retired.announce(hooks.FactsRetired(retired)))
+    restored = restored_memory_ids(changes or [])
+    if restored:
+        transaction.on_commit(lambda: hooks.facts_restored.announce(hooks.FactsRestored(restored)))
     return Event.objects.create(
         workspace=workspace,
         actor_type=actor.type,
@@ -178,3 +182,17 @@ def retired_memory_ids(changes: list[RowChange]) -> list[uuid.UUID]:
         if left_live or superseded:
             retired.append(change.instance.pk)
     return retired
+
+
+def restored_memory_ids(changes: list[RowChange]) -> list[uuid.UUID]:
+    """Memories that a change put back into the current set: a live status regained, or a successor cleared."""
+    restored: list[uuid.UUID] = []
+    for change in changes:
+        if change.op != "update" or not isinstance(change.instance, Memory):
+            continue
+        before, after = change.before, change.after
+        back_live = "status" in after and after["status"] in _LIVE and before.get("status") not in (None, *_LIVE)
+        unsuperseded = after.get("superseded_by_id", 0) is None and before.get("superseded_by_id") is not None
+        if back_live or unsuperseded:
+            restored.append(change.instance.pk)
+    return restored

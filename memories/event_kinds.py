@@ -54,6 +54,7 @@ EVENT_KINDS: dict[str, EventKind] = {
     "card.assign": EventKind("Assigned a review card"),
     "card.close": EventKind("Closed a card whose facts no longer stand"),
     "card.update": EventKind("Updated a card after one of its facts retired"),
+    "card.reopen": EventKind("Reopened a card whose facts stand again"),
     "tolerance.set": EventKind("Changed the conflict tolerance"),
     "decision.confirm": EventKind("Confirmed an automatic decision"),
     # upkeep (the beat jobs, docs/UPKEEP.md)

@@ -76,7 +76,15 @@ class FactsRetired:
     memory_ids: list[uuid.UUID]
 
 
+@dataclass(frozen=True)
+class FactsRestored:
+    """Facts that are current again — a supersede, forget, merge or decay undone; announced after commit."""
+
+    memory_ids: list[uuid.UUID]
+
+
 facts_waiting: Hook[FactsWaiting] = Hook("facts_waiting")
 facts_embedded: Hook[FactsEmbedded] = Hook("facts_embedded")
 fact_reinforced: Hook[FactReinforced] = Hook("fact_reinforced")
 facts_retired: Hook[FactsRetired] = Hook("facts_retired")
+facts_restored: Hook[FactsRestored] = Hook("facts_restored")

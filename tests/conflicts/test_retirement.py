@@ -107,3 +107,43 @@ def test_a_card_is_not_raised_over_facts_that_no_longer_stand(workspace: Workspa
     )
 
     assert card is None
+
+
+def test_undoing_the_supersede_that_closed_a_card_reopens_it(
+    workspace: Workspace, django_capture_on_commit_callbacks: Callable[..., Any]
+) -> None:
+    card, vegetarian, steak = pair_card(workspace, "Maya is vegetarian", "Maya eats steak")
+    newest = memory(workspace=workspace, text="Maya eats fish now", status="active")
+    with django_capture_on_commit_callbacks(execute=True):
+        memory_supersede(old=vegetarian, new=newest, actor=AGENT)
+    card.refresh_from_db()
+    assert card.state == "closed"
+
+    with django_capture_on_commit_callbacks(execute=True):
+        event_undo(event=Event.objects.get(verb="memory.supersede"), actor=AGENT)
+
+    card.refresh_from_db()
+    assert card.state == "open"
+    assert card.answered_at is None
+    assert card.hub_note == "Reopened by the hub: “Maya is vegetarian” stands again."
+    assert {card.asked_memory_id} <= {vegetarian.pk, steak.pk}
+    event = Event.objects.get(verb="card.reopen")
+    assert (event.actor, event.automatic) == ("hub", True)
+    assert open_cards_with_retired_facts_only() == []
+
+
+def test_a_restored_fact_leaves_a_card_closed_while_fewer_than_two_of_its_facts_stand(
+    workspace: Workspace, django_capture_on_commit_callbacks: Callable[..., Any]
+) -> None:
+    card, vegetarian, steak = pair_card(workspace, "Maya is vegetarian", "Maya eats steak")
+    with django_capture_on_commit_callbacks(execute=True):
+        memory_forget(memory=vegetarian, actor=AGENT)
+        memory_forget(memory=steak, actor=AGENT)
+    forget_vegetarian = Event.objects.filter(verb="memory.forget", memory=vegetarian).get()
+
+    with django_capture_on_commit_callbacks(execute=True):
+        event_undo(event=forget_vegetarian, actor=AGENT)
+
+    card.refresh_from_db()
+    assert card.state == "closed"
+    assert not Event.objects.filter(verb="card.reopen").exists()
