@@ -25,7 +25,7 @@ from django.db.models import (
     Value,
     prefetch_related_objects,
 )
-from django.db.models.functions import Coalesce, Lower, NullIf
+from django.db.models.functions import Coalesce, Concat, Lower, NullIf
 from django.utils import timezone
 
 from conflicts.feedback import answer_author
@@ -183,9 +183,11 @@ def _sorted_page(
     if filters.state:
         ordered = base.order_by(F("answered_at").desc(nulls_last=True), "-created_at", "id")
     elif filters.sort == "subject":
-        # The facts' key when they have one, else the asked fact's text (what the subject shows).
+        # The facts' key when they have one, else the asked fact's subject (entity, attribute), else its text:
+        # the order of what the subject column shows.
         key = NullIf(Max("card_facts__memory__key"), Value(""))
-        subject = Lower(Coalesce(key, "asked_memory__text", output_field=TextField()))
+        read = NullIf(Concat("asked_memory__subject_entity", Value(" "), "asked_memory__subject_attribute"), Value(" "))
+        subject = Lower(Coalesce(key, read, "asked_memory__text", output_field=TextField()))
         ordered = base.annotate(subject_order=subject).order_by("subject_order", "created_at", "id")
     elif filters.sort == "newest":
         ordered = base.order_by("-created_at", "-id")

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from conflicts.models import CardKind, ConflictCard
 from conflicts.retirement import standing
 from memories.models import Memory
+from memories.subjects import Subject, subjects_agree
 
 _WORD = re.compile(r"[A-Za-zÀ-ÿ][\w'’-]*")
 _STOP = frozenset(
@@ -141,13 +142,15 @@ class QuestionForm:
 
 
 def card_subject(facts: list[Memory]) -> str:
-    """What the card is about: the facts' shared key, else the content words they share, else the first words.
-
-    A stopgap until facts carry a real subject (entity + attribute).
-    """
+    """What the card is about: the facts' shared key, else the subject they agree on ("the user's home city"),
+    else the content words they share, else the first words."""
     keys = [fact.key for fact in facts if getattr(fact, "key", "")]
     if keys:
         return keys[0].replace("_", " ").strip()
+    subjects = [Subject(fact.subject_entity, fact.subject_attribute) for fact in facts]
+    first = subjects[0] if subjects else Subject("", "")
+    if first.entity and first.attribute and all(subjects_agree(first, other).same for other in subjects[1:]):
+        return first.label
     word_sets = [[w for w in _words(fact.text) if w.lower() not in _STOP] for fact in facts]
     if word_sets and word_sets[0]:
         shared_lower = set.intersection(*({w.lower() for w in words} for words in word_sets))

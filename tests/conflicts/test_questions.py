@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from conflicts.evidence import card_evidence, sentence
-from conflicts.models import Severity
+from conflicts.inbox import InboxFilters, inbox_page
+from conflicts.models import ConflictCard, Severity
 from conflicts.questions import card_subject, parse_answer, question_form
 from conflicts.severity import severity_calibrated, severity_cap
 from tests.conflicts.cards import pair_card, reversal_card
@@ -33,7 +34,13 @@ def test_a_stale_card_asks_if_it_is_still_true_and_answers_still_true_or_changed
 
 
 def test_a_contradiction_offers_the_facts_themselves_as_answers(workspace: Workspace) -> None:
-    card, vegetarian, steak = pair_card(workspace, "Maya is vegetarian.", "Maya's favourite dinner is steak.")
+    card, vegetarian, steak = pair_card(
+        workspace,
+        "Maya is vegetarian.",
+        "Maya's favourite dinner is steak.",
+        subject_entity="maya",
+        subject_attribute="diet",
+    )
 
     form = question_form(card, [vegetarian, steak])
 
@@ -47,7 +54,7 @@ def test_a_contradiction_offers_the_facts_themselves_as_answers(workspace: Works
         ("Skip", "s"),
     ]
     assert [o.value for o in form.options[:2]] == ["yes", f"no:{steak.pk}"]
-    assert form.subject == "Maya"
+    assert form.subject == "maya's diet"
     assert form.line == "Which is true? “Maya is vegetarian” or “Maya's favourite dinner is steak”"
 
 
@@ -65,6 +72,24 @@ def test_the_subject_is_the_key_when_the_facts_have_one(workspace: Workspace) ->
     a = memory(workspace=workspace, text="Ivo is on call", key="on_call")
     b = memory(workspace=workspace, text="Rhea is on call", key="on_call")
     assert card_subject([a, b]) == "on call"
+
+
+def test_without_a_key_the_subject_is_what_the_facts_agree_to_be_about(workspace: Workspace) -> None:
+    lisbon = memory(
+        workspace=workspace, text="The user lives in Lisbon.", subject_entity="user", subject_attribute="home city"
+    )
+    berlin = memory(
+        workspace=workspace, text="The user moved to Berlin.", subject_entity="user", subject_attribute="home city"
+    )
+    sister = memory(
+        workspace=workspace,
+        text="The user's sister lives in Porto.",
+        subject_entity="user's sister",
+        subject_attribute="home city",
+    )
+
+    assert card_subject([lisbon, berlin]) == "the user's home city"
+    assert card_subject([lisbon, sister]) != "the user's home city"  # two subjects: the shared words, not one subject
 
 
 def test_answers_are_posted_as_choice_and_fact() -> None:
@@ -145,3 +170,20 @@ def test_a_sixty_two_percent_narrative_flag_is_not_critical(workspace: Workspace
         severity_calibrated(stakes=Severity.LOW, workspace_id=workspace.pk, detector="ingestion:rules", evidence=sure)
         == Severity.LOW
     )
+
+
+def test_the_inbox_sorted_by_subject_follows_the_subject_shown(workspace: Workspace) -> None:
+    def card_about(text: str, entity: str, attribute: str, start: int) -> ConflictCard:
+        card, _, _ = pair_card(
+            workspace, text, text + " again", subject_entity=entity, subject_attribute=attribute, start=start
+        )
+        return card
+
+    # Texts sort zoe, user, acme; subjects sort acme, user, zoe.
+    zoe = card_about("A new manager for Zoe", "zoe", "manager", 0)
+    acme = card_about("Seats at Acme Corp", "acme corp", "seat count", 2)
+    user = card_about("Moved to Berlin", "user", "home city", 4)
+
+    cards, _ = inbox_page(workspace=workspace, filters=InboxFilters.from_query({"sort": "subject"}))
+
+    assert [card.pk for card in cards] == [acme.pk, user.pk, zoe.pk]
