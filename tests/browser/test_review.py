@@ -9,12 +9,10 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page, expect
 
-from conflicts.detection.verdict import Relation, Verdict
 from conflicts.models import ConflictCard
-from conflicts.services import conflict_resolve
 from memories.models import Memory
-from tests.conflicts.cards import DETECTOR, day, pair_card
-from tests.factories import MembershipFactory, UserFactory, WorkspaceFactory, memory
+from tests.conflicts.cards import auto_supersede, pair_card
+from tests.factories import MembershipFactory, UserFactory, WorkspaceFactory
 from workspaces.models import Workspace
 
 # The README's screenshots: refreshed only on request (`MEMORYHUB_SCREENSHOTS=1 .venv/bin/pytest
@@ -137,18 +135,14 @@ RATE_LIMIT = {"subject_entity": "api", "subject_attribute": "rate limit"}
 def test_an_admin_reverts_an_automatic_decision(live_server: Any, page: Page) -> None:
     workspace = WorkspaceFactory(slug="acme", name="Acme platform")
     MembershipFactory(user=UserFactory(username="ana"), workspace=workspace, role="admin")
-    old = memory(
-        workspace=workspace, text="The API rate limit is 500 req/s", valid_from=day(0), status="active", **RATE_LIMIT
-    )
-    new = memory(
-        workspace=workspace,
-        text="The API rate limit is now 1,000 req/s",
-        valid_from=day(5),
+    old, _ = auto_supersede(
+        workspace,
+        "The API rate limit is 500 req/s",
+        "The API rate limit is now 1,000 req/s",
+        days_apart=5,
         status="active",
         **RATE_LIMIT,
     )
-    sure = Verdict(relation=Relation.TEMPORAL_CHANGE, probability=0.97, tier="rules", current="b")
-    conflict_resolve(older=old, newer=new, verdict=sure, context="ingestion", actor=DETECTOR)
     assert Memory.objects.get(pk=old.pk).reliability == "superseded"
 
     sign_in(page, live_server, "ana", f"/w/{workspace.slug}/decisions/")

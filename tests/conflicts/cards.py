@@ -34,7 +34,7 @@ def pair_card(
     """Two facts and the card detection raises about them (asked: the older one)."""
     # Both about one subject, as the embedding step would find for a real pair: the review tests
     # are about what an answer does, not about which pairs may be carded (test_subject_guard.py).
-    fields = {"subject_entity": "the subject", "subject_attribute": "value", "speech_act": "claim", **fields}
+    fields = {**ONE_SUBJECT, "speech_act": "claim", **fields}
     a = memory(workspace=workspace, text=older, kind=kind, valid_from=day(start), **fields)
     b = memory(workspace=workspace, text=newer, kind=kind, valid_from=day(start + 1), **fields)
     # Sure enough to card at any tolerance, not sure enough to supersede silently.
@@ -43,6 +43,32 @@ def pair_card(
     resolution = conflict_resolve(older=a, newer=b, verdict=verdict, context="ingestion", actor=DETECTOR)
     assert resolution.card is not None, resolution.action
     return resolution.card, a, b
+
+
+ONE_SUBJECT = {"subject_entity": "the subject", "subject_attribute": "value"}
+
+
+def auto_supersede(
+    workspace: Workspace,
+    older: str,
+    newer: str,
+    *,
+    days_apart: int = 2,
+    start: int = 0,
+    probability: float = 0.97,
+    reasons: tuple[str, ...] = (),
+    **fields: Any,
+) -> tuple[Memory, Memory]:
+    """Two facts of one subject and the automatic supersede a sure temporal-change verdict makes of them."""
+    fields = {**ONE_SUBJECT, **fields}
+    a = memory(workspace=workspace, text=older, valid_from=day(start), **fields)
+    b = memory(workspace=workspace, text=newer, valid_from=day(start + days_apart), **fields)
+    sure = Verdict(
+        relation=Relation.TEMPORAL_CHANGE, probability=probability, tier="rules", current="b", reasons=reasons
+    )
+    resolution = conflict_resolve(older=a, newer=b, verdict=sure, context="ingestion", actor=DETECTOR)
+    assert resolution.action == "superseded", resolution.action
+    return a, b
 
 
 def reversal_card(workspace: Workspace, texts: list[str], **fields: Any) -> tuple[ConflictCard, list[Memory]]:

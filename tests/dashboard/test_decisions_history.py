@@ -6,13 +6,11 @@ import pytest
 from django.test import Client
 from django.utils.html import escape
 
-from conflicts.detection.verdict import Relation, Verdict
 from conflicts.feedback import card_answer, card_answer_undo
 from conflicts.history import history_list, history_rows
-from conflicts.services import conflict_resolve
 from memories.audit import Actor
 from memories.models import Event, Memory
-from tests.conflicts.cards import DETECTOR, day, pair_card
+from tests.conflicts.cards import auto_supersede, day, pair_card
 from tests.factories import MembershipFactory, UserFactory, memory
 from workspaces.models import Workspace
 
@@ -29,14 +27,7 @@ def signed_in(workspace: Workspace, role: str = "admin", username: str = "ana") 
 
 
 def supersede(workspace: Workspace, older: str, newer: str) -> Event:
-    a = memory(
-        workspace=workspace, text=older, valid_from=day(0), subject_entity="the subject", subject_attribute="value"
-    )
-    b = memory(
-        workspace=workspace, text=newer, valid_from=day(2), subject_entity="the subject", subject_attribute="value"
-    )
-    sure = Verdict(relation=Relation.TEMPORAL_CHANGE, probability=0.97, tier="rules", current="b")
-    conflict_resolve(older=a, newer=b, verdict=sure, context="ingestion", actor=DETECTOR)
+    a, _ = auto_supersede(workspace, older, newer)
     return Event.objects.get(verb="conflict.temporal_supersede", memory=a)
 
 

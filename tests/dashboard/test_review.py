@@ -11,7 +11,7 @@ from conflicts.models import Answer, ConflictCard, ToleranceChange
 from memories.models import Event, Memory
 from memoryhub.llm import BREAKER
 from memoryhub.models import CircuitBreaker
-from tests.conflicts.cards import pair_card
+from tests.conflicts.cards import auto_supersede, pair_card
 from tests.factories import MembershipFactory, UserFactory, memory
 from workspaces.models import Workspace
 
@@ -132,44 +132,10 @@ def test_undo_reopens_the_card(workspace: Workspace) -> None:
 
 
 def test_decisions_can_be_confirmed_and_reverted_by_admins(workspace: Workspace) -> None:
-    from conflicts.detection.verdict import Relation
-    from tests.conflicts.cards import DETECTOR, day
-    from tests.factories import memory
-
-    old = memory(
-        workspace=workspace,
-        text="Standup is at 9:00",
-        valid_from=day(0),
-        subject_entity="the subject",
-        subject_attribute="value",
+    old, _ = auto_supersede(workspace, "Standup is at 9:00", "Standup moved to 9:30")
+    auto_supersede(
+        workspace, "Office is in Berlin", "Office moved to Munich", subject_entity="office", subject_attribute="city"
     )
-    new = memory(
-        workspace=workspace,
-        text="Standup moved to 9:30",
-        valid_from=day(2),
-        subject_entity="the subject",
-        subject_attribute="value",
-    )
-    other_old = memory(
-        workspace=workspace,
-        text="Office is in Berlin",
-        valid_from=day(0),
-        subject_entity="office",
-        subject_attribute="city",
-    )
-    other_new = memory(
-        workspace=workspace,
-        text="Office moved to Munich",
-        valid_from=day(2),
-        subject_entity="office",
-        subject_attribute="city",
-    )
-    from conflicts.detection.verdict import Verdict
-    from conflicts.services import conflict_resolve
-
-    sure = Verdict(relation=Relation.TEMPORAL_CHANGE, probability=0.97, tier="rules", current="b")
-    for a, b in ((old, new), (other_old, other_new)):
-        conflict_resolve(older=a, newer=b, verdict=sure, context="ingestion", actor=DETECTOR)
     first, second = Event.objects.filter(verb="conflict.temporal_supersede").order_by("id")
     admin = signed_in(workspace, role="admin")
     reviewer = signed_in(workspace, role="reviewer", username="rev")

@@ -9,15 +9,12 @@ from typing import Any
 import pytest
 from django.utils import timezone
 
-from conflicts.detection.verdict import Relation, Verdict
 from conflicts.feedback import card_answer
 from conflicts.models import DetectiveRun
 from conflicts.narrative import detective_run
-from conflicts.services import conflict_resolve
 from memories.audit import Actor
 from memoryhub.errors import InvalidInput
-from tests.conflicts.cards import DETECTOR, day, pair_card
-from tests.factories import memory
+from tests.conflicts.cards import DETECTOR, auto_supersede, pair_card
 from tests.webhooks.receiver import receiver
 from webhooks.models import Delivery, DeliveryAttempt, Webhook
 from webhooks.services import deliveries_create, deliveries_stalled, delivery_attempt, webhook_create
@@ -61,22 +58,7 @@ def test_an_answer_an_automatic_decision_and_a_failed_job_are_announced(
         card_answer(
             card=pair_card(workspace, "The CI runs nightly", "The CI runs hourly")[0], choice="skip", actor=DETECTOR
         )
-        older = memory(
-            workspace=workspace,
-            text="Ana leads the platform team",
-            valid_from=day(0),
-            subject_entity="the subject",
-            subject_attribute="value",
-        )
-        newer = memory(
-            workspace=workspace,
-            text="Ben leads the platform team",
-            valid_from=day(5),
-            subject_entity="the subject",
-            subject_attribute="value",
-        )
-        verdict = Verdict(relation=Relation.TEMPORAL_CHANGE, probability=0.99, tier="rules", current="b")
-        conflict_resolve(older=older, newer=newer, verdict=verdict, context="ingestion", actor=DETECTOR)
+        auto_supersede(workspace, "Ana leads the platform team", "Ben leads the platform team", days_apart=5)
 
         def crash(*args: Any, **kwargs: Any) -> None:
             raise RuntimeError("the story could not be read")
