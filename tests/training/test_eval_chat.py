@@ -94,7 +94,9 @@ def test_the_split_is_frozen_by_a_hash_of_each_conversation_id() -> None:
     assert read_decode(DECODE, split="tune") == []
     assert [c.id for c in read_decode(DECODE, split="validation")] == ["d1"]
     own = parse_own_chats(CHAT.read_text())
-    assert in_split(own, "tune") == [] and in_split(own, "validation") == own and in_split(own, "all") == own
+    assert in_split(own, "tune") == []
+    assert in_split(own, "validation") == own
+    assert in_split(own, "all") == own
 
 
 @pytest.mark.django_db(transaction=True)
