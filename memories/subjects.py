@@ -894,7 +894,8 @@ _FIRST_PERSON_SINGULAR = re.compile(r"\b(?:i|i'm|i’m|i've|i’ve|i'd|i’d|i'l
 def speaker_of(text: str, agent: str) -> str:
     """Who says the fact: a leading "Name:" before a first-person line, else the committing agent."""
     prefix = _SPEAKER_PREFIX.match(text)
-    if prefix and _FIRST_PERSON_SINGULAR.match(prefix["rest"].lstrip("\"'“ ")):
+    # "Update: I moved the broker" is a preamble, not someone called Update.
+    if prefix and not _PREAMBLE.match(text) and _FIRST_PERSON_SINGULAR.match(prefix["rest"].lstrip("\"'“ ")):
         return prefix["who"].strip().lower()
     return agent.strip().lower()
 

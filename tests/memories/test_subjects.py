@@ -111,5 +111,7 @@ def test_one_speaker_or_an_unknown_speaker_is_not_two_people() -> None:
     assert not _speakers_differ("We use Postgres 15.", "planner", "We use MySQL.", "mailer")
     # A label is not a speaker: "Unit tests: Jest 29" is a fact about unit tests.
     assert speaker_of("Unit tests: Jest 29", "ci") == "ci"
+    assert speaker_of("Update: I moved the broker to SQS.", "ops-bot") == "ops-bot"
+    assert not _speakers_differ("Note: I rotated the keys.", "ops-bot", "I rotated the keys again.", "ops-bot")
     assert not about_the_speaker("Jana lives in Rome.", "jana")
     assert about_the_speaker("My sister Jana lives in Rome.", subject_of("My sister Jana lives in Rome.").entity)
