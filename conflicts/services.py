@@ -44,7 +44,7 @@ from memories.hooks import FactReinforced
 from memories.models import LIVE_STATUSES, Event, Memory, Reliability, Source
 from memories.services import apply_link, apply_merge, apply_supersede
 from memories.speech_acts import is_claim
-from memories.subjects import Agreement, states_its_subject, subjects_agree
+from memories.subjects import Agreement, speakers_differ, states_its_subject, subjects_agree
 from memoryhub.errors import ConflictError
 
 UNCERTAINTY_FIELDS = [
@@ -116,18 +116,27 @@ class SubjectGuard:
     newer fact names the very value it replaces or corrects (a tier-0 rule
     verdict) and nothing says the subjects differ. ``different``: the entity or
     the attribute is known on both sides and differs — then nothing automatic,
-    a card at most, and only when the classifier is sure.
+    a card at most, and only when the classifier is sure. ``other_speakers``: both
+    are first-person statements by two different speakers ("I work at a bank" from
+    one side of a chat, "I work at a farm" from the other) — two people, so not
+    even a card.
     """
 
     automatic: bool
     different: bool
     label: str
+    other_speakers: bool = False
 
 
 def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuard:
     agreement = subjects_agree(older.subject, newer.subject)
     if older.key and newer.key and older.key != newer.key:
         agreement = Agreement(agreement.entity, False)
+    other_speakers = speakers_differ(
+        older.text, older.agent, older.subject_entity, newer.text, newer.agent, newer.subject_entity
+    )
+    if other_speakers:
+        agreement = Agreement(False, agreement.attribute)
     # The newer fact names the very value it leaves or corrects ("moved the broker off RabbitMQ"):
     # that is itself evidence of one subject, stronger than an entity guessed from a note that
     # leaves its subject out — unless the attribute differs, or one entity is a relative of the
@@ -139,7 +148,7 @@ def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuar
     )
     automatic = agreement.same or (names_the_value and agreement.attribute is not False and entity_ok)
     label = (newer.subject if newer.subject.attribute else older.subject).label or "one subject"
-    return SubjectGuard(automatic=automatic, different=agreement.different, label=label)
+    return SubjectGuard(automatic=automatic, different=agreement.different, label=label, other_speakers=other_speakers)
 
 
 def _relatives(a: str, b: str) -> bool:
@@ -159,6 +168,8 @@ def conflict_resolve(
     if not (is_claim(older.speech_act) and is_claim(newer.speech_act)):
         return Resolution("none")
     guard = subject_guard(older, newer, verdict)
+    if guard.other_speakers:
+        return Resolution("none")  # two people's self-descriptions: nothing to ask
     across = guard.different and not guard.automatic
     # Across subjects only a sure model may ask (a card at most); a tier-0 rule read words, not subjects.
     unsure = verdict.probability < SURE_ACROSS_SUBJECTS or verdict.tier == "rules"

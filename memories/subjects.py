@@ -879,3 +879,40 @@ def canonical_attribute(attribute: str) -> str:
 
 def subjects_agree(a: Subject, b: Subject) -> Agreement:
     return Agreement(entities_agree(a.entity, b.entity), attributes_agree(a.attribute, b.attribute))
+
+
+# ---------------------------------------------------------------------------------------------
+# Who says "I". A first-person fact is about its speaker: "I work at a bank" from one side of a
+# chat and "I work at a farm" from the other are two people's jobs, not one job that changed.
+# The speaker is the "Name:" a line opens with ("Alice: my dog is Rex"), else the agent that
+# committed it; with neither, the speaker is unknown and nothing is decided from it.
+
+_SPEAKER_PREFIX = re.compile(r"^\s*(?P<who>[A-Za-z][\w.'’-]*(?: [\w.'’-]+)?)\s*:\s+(?P<rest>\S.*)$", re.DOTALL)
+_FIRST_PERSON_SINGULAR = re.compile(r"\b(?:i|i'm|i’m|i've|i’ve|i'd|i’d|i'll|i’ll|me|my|mine|myself)\b", re.IGNORECASE)
+
+
+def speaker_of(text: str, agent: str) -> str:
+    """Who says the fact: a leading "Name:" before a first-person line, else the committing agent."""
+    prefix = _SPEAKER_PREFIX.match(text)
+    # "Update: I moved the broker" is a preamble, not someone called Update.
+    if prefix and not _PREAMBLE.match(text) and _FIRST_PERSON_SINGULAR.match(prefix["rest"].lstrip("\"'“ ")):
+        return prefix["who"].strip().lower()
+    return agent.strip().lower()
+
+
+def about_the_speaker(text: str, entity: str) -> bool:
+    """The fact is about whoever says it: "I …", "my sister …", "my dog …" (and "Yes, I …", "Hi! I …")."""
+    if not entity:
+        return False
+    words = entity.split()
+    if entity == "speaker" or entity.startswith("speaker's ") or "i" in words:
+        return True  # "yes i", "hi i": an interjection before "I" read into the subject
+    return bool(re.search(rf"\bmy\s+(?:[\w-]+\s+)?{re.escape(words[-1])}\b", text, re.IGNORECASE))
+
+
+def speakers_differ(text_a: str, agent_a: str, entity_a: str, text_b: str, agent_b: str, entity_b: str) -> bool:
+    """Both facts are first-person statements by two different, known speakers: two subjects."""
+    if not (about_the_speaker(text_a, entity_a) and about_the_speaker(text_b, entity_b)):
+        return False
+    speaker_a, speaker_b = speaker_of(text_a, agent_a), speaker_of(text_b, agent_b)
+    return bool(speaker_a and speaker_b) and speaker_a != speaker_b

@@ -17,6 +17,7 @@ whole conversation. Sources:
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import re
 import time
@@ -35,6 +36,21 @@ from training.stories import automatic_decisions, eval_workspace, ingest, narrat
 # The bar of issue 21 for held-out friendly chat.
 BAR = {"cards_per_1000": 10.0, "automatic_per_1000": 10.0, "contradicted_percent": 2.0}
 DECODE_START = dt.datetime(2026, 1, 5, 9, 0, tzinfo=dt.UTC)
+
+# A frozen split for tuning (issue 21): a conversation belongs to one half by a hash of its id, so
+# rules are tuned on "tune" and only the aggregate figures of "validation" are read.
+SPLITS = ("tune", "validation")
+
+
+def split_of(conversation_id: str) -> str:
+    """``tune`` or ``validation`` for good: the parity of the first 32 bits of the id's SHA-256."""
+    return SPLITS[int(hashlib.sha256(conversation_id.encode()).hexdigest()[:8], 16) % 2]
+
+
+def in_split(conversations: list[Conversation], split: str) -> list[Conversation]:
+    """The conversations of one half (``all``: every one)."""
+    return conversations if split == "all" else [c for c in conversations if split_of(c.id) == split]
+
 
 _SESSION = re.compile(r"^--\s+(\d{4}-\d\d-\d\d)\s+(\d\d:\d\d)$")
 _TURN = re.compile(r"^(user|bot):\s*(.+)$")
@@ -87,8 +103,8 @@ def parse_own_chats(text: str) -> list[Conversation]:
     return conversations
 
 
-def read_decode(path: Path, *, limit: int | None = None) -> list[Conversation]:
-    """DECODE dialogues not marked as contradicting, as turns a minute apart, at most ``limit`` of them."""
+def read_decode(path: Path, *, limit: int | None = None, split: str = "all") -> list[Conversation]:
+    """DECODE dialogues not marked as contradicting, as turns a minute apart, at most ``limit`` of one split."""
     conversations = []
     for number, raw in enumerate(path.read_text().splitlines(), start=1):
         if not raw.strip():
@@ -109,7 +125,10 @@ def read_decode(path: Path, *, limit: int | None = None) -> list[Conversation]:
             ]
         except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
             raise InvalidInput(f"{path}:{number}: not a DECODE dialogue ({exc})") from exc
-        conversations.append(Conversation(id=str(dialogue.get("conversation_id", number)), turns=turns))
+        conversation = Conversation(id=str(dialogue.get("conversation_id", number)), turns=turns)
+        if split != "all" and split_of(conversation.id) != split:
+            continue
+        conversations.append(conversation)
         if limit is not None and len(conversations) >= limit:
             break
     return conversations
@@ -127,6 +146,7 @@ class SetReport:
     contradicted: int = 0
     seconds: float = 0.0
     examples: list[str] = field(default_factory=list)
+    example_limit: int = 12
 
     def as_json(self) -> dict[str, Any]:
         per_1000 = 1000 / self.facts if self.facts else 0.0
@@ -145,12 +165,9 @@ class SetReport:
         }
 
 
-# Examples kept per set: enough to see what kind of noise it is.
-EXAMPLES = 12
-
-
-def evaluate_set(conversations: list[tuple[str, list[Line]]]) -> SetReport:
-    report = SetReport()
+def evaluate_set(conversations: list[tuple[str, list[Line]]], *, examples: int | None = None) -> SetReport:
+    """Replay each conversation; keep ``examples`` cards and decisions (default 12: enough to see the noise)."""
+    report = SetReport() if examples is None else SetReport(example_limit=examples)
     started = time.monotonic()
     for conversation_id, lines in conversations:
         if lines:
@@ -188,10 +205,16 @@ def _replay(conversation_id: str, lines: list[Line], report: SetReport) -> None:
     report.merges += sum(action == "merge" for action, _, _ in decisions)
     report.contradicted += Memory.objects.filter(workspace=workspace, reliability=Reliability.CONTRADICTED).count()
     for card in cards:
-        if len(report.examples) < EXAMPLES:
+        if len(report.examples) < report.example_limit:
             report.examples.append(
-                f"{conversation_id} {card.kind} card: " + " | ".join(f.memory.text for f in card.card_facts.all())
+                f"{conversation_id} {card.kind} card ({card.detector}): "
+                + " | ".join(_described(f.memory) for f in card.card_facts.all())
             )
     for action, retired, kept in decisions:
-        if len(report.examples) < EXAMPLES:
+        if len(report.examples) < report.example_limit:
             report.examples.append(f"{conversation_id} {action}: {texts[retired]!r} -> {texts[kept]!r}")
+
+
+def _described(memory: Memory) -> str:
+    """``agent: text [entity / attribute]`` — who said it and what the hub read it to be about."""
+    return f"{memory.agent}: {memory.text} [{memory.subject_entity or '?'} / {memory.subject_attribute or '?'}]"

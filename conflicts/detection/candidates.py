@@ -21,6 +21,7 @@ from pgvector.django import CosineDistance
 from memories.models import LIVE_STATUSES, Memory
 from memories.selectors import memories_load_vectors
 from memories.speech_acts import LABELS, is_claim
+from memories.subjects import speakers_differ
 
 NOT_CLAIMS = [label for label in LABELS if not is_claim(label)]
 # Kept ahead of neighbours when the candidates are cut to MAX_CANDIDATES.
@@ -85,6 +86,13 @@ def candidates_for(memory: Memory) -> list[Candidate]:
         for other in same_subject:
             if other.pk not in found:
                 found[other.pk] = Candidate(other, memory_cosine(memory, other), "same_subject")
+    # Two speakers' first-person lines ("I work at a bank" / "I work at a farm") are two people's.
+    for pk, candidate in list(found.items()):
+        other = candidate.memory
+        if speakers_differ(
+            memory.text, memory.agent, memory.subject_entity, other.text, other.agent, other.subject_entity
+        ):
+            del found[pk]
     ranked = sorted(found.values(), key=lambda c: (c.why not in ALWAYS_COMPARED, -c.similarity))[:MAX_CANDIDATES]
     memories_load_vectors([c.memory for c in ranked])
     return ranked

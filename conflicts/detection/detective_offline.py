@@ -38,6 +38,7 @@ from conflicts.forgetting import StoryFact
 from conflicts.story import Flag
 from memories.embeddings import embed_texts
 from memories.speech_acts import is_claim
+from memories.subjects import speakers_differ
 
 StoryPairClassifier = Callable[[list[tuple[StoryFact, StoryFact]]], list[Verdict]]
 
@@ -194,6 +195,8 @@ def _pairs(facts: list[StoryFact], classify: StoryPairClassifier, similarity: np
         chosen += [(older, newer) for older in partners[:PARTNERS_PER_FACT]]
     # "Doesn't have a driving licence" and "drives to the office" are far apart in meaning.
     chosen += sorted(set(_habit_pairs(facts)) - set(chosen))
+    # Two speakers' first-person lines ("I work at a bank" / "I work at a farm") are two people's.
+    chosen = [(a, b) for a, b in chosen if not _other_speakers(facts[a], facts[b])]
     if not chosen:
         return []
     verdicts = classify([(facts[a], facts[b]) for a, b in chosen])
@@ -208,6 +211,10 @@ def _pairs(facts: list[StoryFact], classify: StoryPairClassifier, similarity: np
         )
         for (a, b), verdict in zip(chosen, verdicts, strict=True)
     ]
+
+
+def _other_speakers(a: StoryFact, b: StoryFact) -> bool:
+    return speakers_differ(a.text, a.agent, a.entity, b.text, b.agent, b.entity)
 
 
 def _habit_pairs(facts: list[StoryFact]) -> list[tuple[int, int]]:
@@ -227,6 +234,8 @@ def _habit_pairs(facts: list[StoryFact]) -> list[tuple[int, int]]:
 
 
 def _linked(older: StoryFact, newer: StoryFact, similarity: float) -> bool:
+    if _other_speakers(older, newer):
+        return False
     if older.key and older.key == newer.key:
         return True
     if older.entity and older.attribute and (older.entity, older.attribute) == (newer.entity, newer.attribute):

@@ -13,6 +13,7 @@ import pytest
 from conflicts.detection.detective_offline import detect
 from conflicts.detection.verdict import Relation, Verdict
 from conflicts.forgetting import StoryFact
+from memories.subjects import subject_of
 
 T0 = dt.datetime(2025, 10, 1, 9, 0, tzinfo=dt.UTC)
 
@@ -357,3 +358,17 @@ def test_a_habit_practised_for_someone_else_or_taken_up_again_is_no_contradictio
     ]
 
     assert [f for f in detect(story) if f.kind == "contradiction"] == []
+
+
+def test_two_speakers_first_person_lines_are_never_one_timeline() -> None:
+    def said(fid: str, text: str, days: float, agent: str) -> StoryFact:
+        at = T0 + dt.timedelta(days=days)
+        return StoryFact(id=fid, text=text, scope="chat", agent=agent, at=at, entity=subject_of(text).entity)
+
+    lines = ("I don't drink alcohol at all", "I have a couple of pints of IPA every Friday")
+    script = {("f1", "f2"): (CLASH, 0.9)}
+    # One speaker saying both is at odds with themself ...
+    [(kind, _)] = flags([said("f1", lines[0], 0, "human"), said("f2", lines[1], 29, "human")], script)
+    assert kind == "contradiction"
+    # ... two speakers are two people.
+    assert flags([said("f1", lines[0], 0, "human"), said("f2", lines[1], 29, "bot")], script) == []

@@ -121,3 +121,37 @@ def test_the_pipeline_guards_what_the_classifier_says(workspace: Workspace) -> N
     assert (user.text, sister.text) in classify.seen
     assert Memory.objects.get(pk=user.pk).superseded_by_id is None
     assert not ConflictCard.objects.exists()
+
+
+def test_two_speakers_first_person_lines_never_make_a_card_or_a_mark(workspace: Workspace) -> None:
+    bank = remember(workspace, "I work at a bank.", valid_from=day(9), agent="bot")
+    farm = remember(workspace, "I work at a farm.", valid_from=day(9, 2), agent="human")
+
+    # However sure the model: two people's self-descriptions cannot contradict each other.
+    assert resolve(bank, farm, Relation.TRUE_CONTRADICTION, 0.99) == "none"
+    assert resolve(bank, farm, Relation.TEMPORAL_CHANGE, 0.99, announced=True) == "none"
+    assert bank.pk not in {c.memory.pk for c in candidates_for(farm)}
+
+    assert not ConflictCard.objects.exists()
+    assert set(Memory.objects.values_list("reliability", flat=True)) == {"reliable"}
+
+
+def test_one_speakers_first_person_lines_are_still_compared(workspace: Workspace) -> None:
+    bank = remember(workspace, "I work at a bank.", valid_from=day(9), agent="human")
+    farm = remember(workspace, "I work at a farm.", valid_from=day(9, 2), agent="human")
+
+    assert resolve(bank, farm, Relation.TRUE_CONTRADICTION, 0.8) == "carded"
+
+    assert Memory.objects.get(pk=bank.pk).reliability == "contradicted"
+
+
+@pytest.mark.parametrize("text", ["Hi!", "Good night!", "Thanks so much!"])
+def test_a_greeting_never_marks_a_fact_contradicted(workspace: Workspace, text: str) -> None:
+    claim = remember(workspace, "Lena runs three days a week.", valid_from=day(9))
+    greeting = remember(workspace, text, valid_from=day(9, 2))
+
+    assert greeting.speech_act == "greeting"
+    assert resolve(claim, greeting, Relation.TRUE_CONTRADICTION, 0.99) == "none"
+
+    assert set(Memory.objects.values_list("reliability", flat=True)) == {"reliable"}
+    assert not ConflictCard.objects.exists()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from memories.subjects import Subject, subject_of, subjects_agree
+from memories.subjects import Subject, about_the_speaker, speaker_of, speakers_differ, subject_of, subjects_agree
 
 # Hand-written facts: (text, key, entity, attribute).
 FACTS = [
@@ -87,3 +87,31 @@ def test_labels_read_as_english() -> None:
     assert subject_of("The user lives in Lisbon.").label == "the user's home city"
     assert subject_of("Acme Corp has 200 seats on Pro.").label == "acme corp's seat count"
     assert subject_of("The user's sister lives in Porto.").label == "the user's sister's home city"
+
+
+def _speakers_differ(a: str, agent_a: str, b: str, agent_b: str) -> bool:
+    return speakers_differ(a, agent_a, subject_of(a).entity, b, agent_b, subject_of(b).entity)
+
+
+def test_two_speakers_first_person_lines_are_about_two_people() -> None:
+    # One side of a chat and the other: two people's jobs, not one job that changed.
+    assert _speakers_differ("I work at a bank.", "bot", "I work at a farm", "human")
+    assert _speakers_differ("My dog is called Rex.", "human", "My dog is a beagle.", "bot")
+    assert _speakers_differ("Yes, I am a nurse.", "human", "I am a teacher.", "bot")
+    # One agent writing both sides down, each line opening with who says it.
+    assert _speakers_differ("user: I work at a bank.", "notes", "bot: I work at a farm.", "notes")
+    assert speaker_of("Alice: my dog is called Rex.", "notes") == "alice"
+
+
+def test_one_speaker_or_an_unknown_speaker_is_not_two_people() -> None:
+    assert not _speakers_differ("I work at a bank.", "human", "I work at a farm now.", "human")
+    assert not _speakers_differ("I work at a bank.", "", "I work at a farm.", "human")  # who said the first?
+    # Not first person: the agents are reporters, the subject is the user / the team.
+    assert not _speakers_differ("The user lives in Lisbon.", "planner", "The user moved to Berlin.", "mailer")
+    assert not _speakers_differ("We use Postgres 15.", "planner", "We use MySQL.", "mailer")
+    # A label is not a speaker: "Unit tests: Jest 29" is a fact about unit tests.
+    assert speaker_of("Unit tests: Jest 29", "ci") == "ci"
+    assert speaker_of("Update: I moved the broker to SQS.", "ops-bot") == "ops-bot"
+    assert not _speakers_differ("Note: I rotated the keys.", "ops-bot", "I rotated the keys again.", "ops-bot")
+    assert not about_the_speaker("Jana lives in Rome.", "jana")
+    assert about_the_speaker("My sister Jana lives in Rome.", subject_of("My sister Jana lives in Rome.").entity)

@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from memoryhub.errors import InvalidInput
-from training.chat import parse_own_chats, read_decode
+from training.chat import in_split, parse_own_chats, read_decode, split_of
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CHAT = FIXTURES / "chat-small.txt"
@@ -81,3 +81,31 @@ def test_it_refuses_a_missing_file_and_a_bad_limit(tmp_path: Path) -> None:
         call_command("eval_chat", "--own", str(tmp_path / "none.txt"), stdout=StringIO())
     with pytest.raises(CommandError, match="--decode-limit must be at least 1"):
         run("--decode-limit", "0")
+
+
+def test_the_split_is_frozen_by_a_hash_of_each_conversation_id() -> None:
+    ids = [f"{dialogue}_{turn}" for dialogue in range(34700, 34900) for turn in range(2)]
+    tune = [i for i in ids if split_of(i) == "tune"]
+
+    # About half and half, and the same every time: a property of the id alone.
+    assert 0.4 < len(tune) / len(ids) < 0.6
+    assert [split_of(i) for i in ids] == [split_of(i) for i in reversed(ids)][::-1]
+    assert {split_of("k1"), split_of("k2"), split_of("d1")} == {"validation"}
+    assert read_decode(DECODE, split="tune") == []
+    assert [c.id for c in read_decode(DECODE, split="validation")] == ["d1"]
+    own = parse_own_chats(CHAT.read_text())
+    assert in_split(own, "tune") == []
+    assert in_split(own, "validation") == own
+    assert in_split(own, "all") == own
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_split_replays_only_its_half() -> None:
+    report = json.loads(run("--json", "--split", "tune"))
+
+    assert report["split"] == "tune"
+    assert {name: figures["conversations"] for name, figures in report["sets"].items()} == {
+        "own_turns": 0,
+        "own_facts": 0,
+        "decode_turns": 0,
+    }

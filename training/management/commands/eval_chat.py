@@ -8,7 +8,7 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memoryhub.errors import InvalidInput
-from training.chat import BAR, evaluate_set, parse_own_chats, read_decode
+from training.chat import BAR, SPLITS, evaluate_set, in_split, parse_own_chats, read_decode
 from training.management.training_data import default_eval_dir
 
 OWN = Path(__file__).resolve().parents[2] / "data" / "chat-own.txt"
@@ -27,6 +27,15 @@ class Command(BaseCommand):
         parser.add_argument("--decode", type=Path, default=DECODE, help="DECODE dialogues (JSON Lines)")
         parser.add_argument("--decode-limit", type=int, default=None, help="at most this many DECODE dialogues")
         parser.add_argument("--no-decode", action="store_true", help="only the project's own chats")
+        parser.add_argument(
+            "--split",
+            choices=("all", *SPLITS),
+            default="all",
+            help="the frozen half to replay (by a hash of each conversation's id): tune rules on 'tune' only",
+        )
+        parser.add_argument(
+            "--examples", type=int, default=None, help="keep this many example cards and decisions per set"
+        )
         parser.add_argument("--json", action="store_true", help="print the report as JSON")
         parser.add_argument("--verbose", action="store_true", help="print a few cards and decisions of each set")
 
@@ -40,19 +49,21 @@ class Command(BaseCommand):
         if options["decode_limit"] is not None and options["decode_limit"] < 1:
             raise CommandError("--decode-limit must be at least 1")
         try:
-            own = parse_own_chats(own_path.read_text())
-            decode = read_decode(decode_path, limit=options["decode_limit"]) if use_decode else []
+            split = options["split"]
+            own = in_split(parse_own_chats(own_path.read_text()), split)
+            decode = read_decode(decode_path, limit=options["decode_limit"], split=split) if use_decode else []
         except InvalidInput as exc:
             raise CommandError(exc.message) from exc
         call_command("migrate", interactive=False, verbosity=0)
+        examples = options["examples"]
         sets = {
-            "own_turns": evaluate_set([(c.id, c.turns) for c in own]),
-            "own_facts": evaluate_set([(c.id, c.facts) for c in own]),
+            "own_turns": evaluate_set([(c.id, c.turns) for c in own], examples=examples),
+            "own_facts": evaluate_set([(c.id, c.facts) for c in own], examples=examples),
         }
         if use_decode:
-            sets["decode_turns"] = evaluate_set([(c.id, c.turns) for c in decode])
+            sets["decode_turns"] = evaluate_set([(c.id, c.turns) for c in decode], examples=examples)
         figures_by_set = {name: s.as_json() for name, s in sets.items()}
-        report = {"bar": BAR, "sets": figures_by_set}
+        report = {"bar": BAR, "split": split, "sets": figures_by_set}
         if options["json"]:
             self.stdout.write(json.dumps(report, indent=2, ensure_ascii=False))
             return
