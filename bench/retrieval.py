@@ -287,7 +287,6 @@ def in_process_variants() -> dict[str, Callable[[Any, str, np.ndarray], Ranking]
         "· no period in the query read": run({"query_period": lambda text: None}),
         "· 'when did …' not read as history": run({"HISTORY_QUESTIONS": False}),
         "· '… last …' not read as newest first": run({"LATEST_QUESTIONS": False}),
-        "· a period orders only within a subject": run({"PERIOD_RECENCY": False}),
     }
 
 

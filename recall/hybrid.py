@@ -113,10 +113,9 @@ COMMON_LEXEME_SHARE = 0.0025
 COMMON_LEXEME_MIN_FACTS = 300
 # Questions about time (issue 22; bench/retrieval.py --variants undoes each to measure it):
 # "When did …?" reads superseded statements as history; "… last …?" / "latest" orders every compared
-# hit by its date; a period that has ended orders them by date up to its end, and what was said after it last.
+# hit by its date.
 HISTORY_QUESTIONS = True
 LATEST_QUESTIONS = True
-PERIOD_RECENCY = True
 STATISTICS_TTL = 600.0  # seconds; ANALYZE and autovacuum refresh the statistics behind them
 
 Mode = Literal["semantic", "hybrid"]
@@ -307,12 +306,7 @@ def ranked_pool(
         compared = max(COMPARED_HITS, 3 * query.k)
         top = hits[:compared]
         memories_load_vectors([h.memory for h in top])
-        _add_subject_recency(
-            top,
-            weights.recency,
-            period,
-            latest=latest or (PERIOD_RECENCY and period is not None and period.end < LATEST),
-        )
+        _add_subject_recency(top, weights.recency, period, latest=latest)
         hits = sorted(top, key=_order) + hits[compared:]
     return hits
 
@@ -816,16 +810,13 @@ def _add_subject_recency(hits: list[Hit], weight: float, period: Period | None, 
     if not hits:
         return
     if latest:
-        # The query asks for the newest statement, or for what was true during a period that has ended:
-        # recency across subjects, from the oldest compared hit (0) to the newest (1) — by the period's
-        # end; a statement made after it counts 0. A linear ramp, not exp(−λ·days): with λ = 0.1/day
-        # only the newest session counted (tuning conversations: "when did X last …" 0.510 against 0.714).
-        said = [_stated(h.memory.text, h.memory.valid_from) or h.memory.valid_from for h in hits]
-        dates = [when.timestamp() if period is None or when < period.end else None for when in said]
-        known = [d for d in dates if d is not None]
-        first, last = (min(known), max(known)) if known else (0.0, 0.0)
+        # The query asks for the newest statement: recency across subjects, from the oldest compared hit
+        # (0) to the newest (1). A linear ramp, not exp(−λ·days): with λ = 0.1/day only the newest
+        # session counted (tuning conversations: "when did X last …" 0.510 against 0.714).
+        dates = [(_stated(h.memory.text, h.memory.valid_from) or h.memory.valid_from).timestamp() for h in hits]
+        first, last = min(dates), max(dates)
         for hit, when in zip(hits, dates, strict=True):
-            within = 0.0 if when is None else (when - first) / (last - first) if last > first else 1.0
+            within = (when - first) / (last - first) if last > first else 1.0
             hit.parts.subject_recency = within
             hit.score += weight * within * hit.parts.reliability_factor
         return

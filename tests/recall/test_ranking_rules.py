@@ -260,20 +260,3 @@ def test_a_question_about_the_last_time_ranks_the_newest_answer_first_and_does_n
 
     assert ranked.index(newest.pk) < ranked.index(first.pk)
     assert all(h.parts.lexical < 0.5 for h in hits if "last night" in h.memory.text)
-
-
-@pytest.mark.django_db
-def test_a_question_about_a_past_month_prefers_statements_made_by_its_end_across_subjects(
-    workspace: Workspace,
-) -> None:
-    volvo = remember(workspace, "Casimir: drove a used Volvo estate home from the dealership today", valid_from=day(3))
-    subaru = remember(workspace, "Casimir: the Subaru Outback is parked outside at last", valid_from=day(11))
-
-    hits = recall(
-        workspace=workspace, query=RecallQuery(query="What car did Casimir have in September 2026?", touch=False)
-    )
-    by_id = {h.memory.pk: h for h in hits}
-
-    assert by_id[volvo.pk].parts.subject_recency == 1.0  # the last statement made by the end of September
-    assert by_id[subaru.pk].parts.subject_recency == 0.0  # said after it: not what was true then
-    assert [h.memory.pk for h in hits].index(volvo.pk) < [h.memory.pk for h in hits].index(subaru.pk)
