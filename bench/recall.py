@@ -72,6 +72,7 @@ from bench.common import (  # noqa: E402
 )
 from memories.embeddings import DIMENSIONS, embed_text, get_embedder  # noqa: E402
 from memories.models import Memory, Reliability, Status  # noqa: E402
+from memories.subjects import subject_of  # noqa: E402
 
 # The vector query recall itself runs: same filters, same ef_search and iterative scan.
 from recall.hybrid import (  # noqa: E402
@@ -549,7 +550,8 @@ def embedding_rate(name: str) -> float | None:
 COPY_COLUMNS = (
     "id, workspace_id, kind, text, key, scope, tags, source, agent, metadata, importance, confidence,"
     " reliability, status, polarity, annotation, embedding, embedding_model, embedded_at, checked_at,"
-    " access_count, reinforcement_count, conflict_count, valid_from, recorded_at, updated_at"
+    " access_count, reinforcement_count, conflict_count, valid_from, recorded_at, updated_at,"
+    " speech_act, subject_entity, subject_attribute, subject_source"
 )
 
 
@@ -595,6 +597,9 @@ def seed(
             for i in chunk:
                 fact = facts[i]
                 at = recorded[i] if recorded else min(now, fact.valid_from + dt.timedelta(hours=rng.uniform(0, 72)))
+                # The subject as ingestion reads it (the offline rules), so recall's subject-first step has
+                # real attributes to look up; the speech act (a classifier over the vector) is left unread.
+                subject = subject_of(fact.text, fact.key)
                 copy.write_row(
                     (
                         ids[i], workspace.pk, fact.kind, fact.text, fact.key, fact.scope, list(fact.tags),
@@ -602,6 +607,7 @@ def seed(
                         Status.ACTIVE.value, 0, "", VECTOR_FORMAT % tuple(vectors[i].tolist()), model, at,
                         # checked_at: conflict detection's sweep leaves benchmark facts alone.
                         now, 0, 0, 0, fact.valid_from, at, at,
+                        "", subject.entity[:200], subject.attribute[:120], subject.source,
                     )
                 )  # fmt: skip
         stats.inserted += len(chunk)

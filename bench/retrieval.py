@@ -284,7 +284,9 @@ def in_process_variants() -> dict[str, Callable[[Any, str, np.ndarray], Ranking]
         "in-process hybrid": run(),
         "· every dispute mark in full": run({"_mark_certainty": lambda pool: {}}),
         "· diversity collapses every near-duplicate": run({"_same_information": lambda *args: True}),
-        "· no month in the query read": run({"query_period": lambda text: None}),
+        "· no period in the query read": run({"query_period": lambda text: None}),
+        "· 'when did …' not read as history": run({"HISTORY_QUESTIONS": False}),
+        "· '… last …' not read as newest first": run({"LATEST_QUESTIONS": False}),
     }
 
 
@@ -443,8 +445,10 @@ def main() -> None:
                 t0 = time.monotonic()
                 workspaces = ingest(stack, conversations)
                 print(f"ingested in {time.monotonic() - t0:.0f}s; waiting for embedding and detection …", flush=True)
-                any_key = next(iter(workspaces.values()))["key"]
-                drained = wait_until_checked(Agent(stack.port, any_key))
+                # /status counts one workspace's backlog: wait for every workspace's, the last committed first.
+                drained = 0.0
+                for workspace in reversed(list(workspaces.values())):
+                    drained += wait_until_checked(Agent(stack.port, workspace["key"]))
                 print(f"all embedded and checked {drained:.0f}s after the last commit; asking …", flush=True)
                 answers = ask_http(stack, conversations, workspaces)
                 state = {"workspaces": workspaces, "answers": answers, "drained_s": drained}

@@ -156,7 +156,11 @@ class Memory(models.Model):
             models.Index(fields=["workspace", "agent"], name="memory_ws_agent"),
             models.Index(fields=["workspace", "reliability"], name="memory_ws_reliability"),
             models.Index(fields=["workspace", "subject_entity", "subject_attribute"], name="memory_ws_subject"),
-            models.Index(fields=["workspace", "subject_attribute"], name="memory_ws_attribute"),
+            # Recall's subject-first step reads an attribute's newest facts: in order, stopping at its limit.
+            models.Index(
+                fields=["workspace", "subject_attribute", "-valid_from", "-recorded_at"],
+                name="memory_ws_attribute_recent",
+            ),
             # The embedding worker's queue: a small partial index stays cheap at any size.
             models.Index(
                 fields=["recorded_at"],

@@ -53,6 +53,8 @@ from memories.embeddings import DIMENSIONS, embed_text
 from memories.models import LIVE_STATUSES, Link, Memory, Reliability
 from memories.selectors import memories_load_vectors
 from memoryhub.errors import InvalidInput
+from recall import periods
+from recall.periods import LATEST, Period, stated_date
 from recall.subjects import subject_first
 from workspaces.models import Workspace
 
@@ -109,6 +111,11 @@ STOP_WORDS = frozenset(
 # (and in more than this many facts: on a small table every match is cheap).
 COMMON_LEXEME_SHARE = 0.0025
 COMMON_LEXEME_MIN_FACTS = 300
+# Questions about time (issue 22; bench/retrieval.py --variants undoes each to measure it):
+# "When did …?" reads superseded statements as history; "… last …?" / "latest" orders every compared
+# hit by its date.
+HISTORY_QUESTIONS = True
+LATEST_QUESTIONS = True
 STATISTICS_TTL = 600.0  # seconds; ANALYZE and autovacuum refresh the statistics behind them
 
 Mode = Literal["semantic", "hybrid"]
@@ -244,17 +251,25 @@ def ranked_pool(
     # "Where did she live in May 2023?" asks about then: what was superseded since still answers it.
     period = query_period(query.query) if query.as_of is None else None
 
+    # "When did Ana move to Porto?" asks about the past: a statement superseded since still tells when.
+    past = query.as_of is None and HISTORY_QUESTIONS and periods.asks_when(query.query)
+    # "When did Bo last change jobs?": the newest statement answers, and "last" is no word to match.
+    latest, lexical_text = (False, query.query)
+    if query.as_of is None and period is None and LATEST_QUESTIONS:
+        latest, lexical_text = periods.asks_latest(query.query)
+    lexical_query = replace(query, query=lexical_text) if latest else query
+
     base = _filtered(workspace, query)
     with transaction.atomic():
         _tune_vector_search(pool_size)
         candidates = _vector_candidates(base, query_vector, pool_size)
         if weights.lexical > 0:
-            for memory in _lexical_candidates(base, query.query, pool_size, query_vector):
+            for memory in _lexical_candidates(base, lexical_query.query, pool_size, query_vector):
                 candidates.setdefault(memory.pk, memory)
     matched = candidates
     certainty = _mark_certainty(list(matched.values()))
     replaced: dict[uuid.UUID, uuid.UUID] = {}
-    if not query.include_superseded and query.as_of is None:
+    if not query.include_superseded and query.as_of is None and not past:
         candidates, replaced = _replace_by_chain_heads(candidates, query)
         # A classifier's unreviewed supersede is a guess: the old fact stays beside its head, penalised
         # by how sure the guess is; so does one in effect during the month a query asks about.
@@ -270,14 +285,18 @@ def ranked_pool(
 
     pool = list(candidates.values())
     stand_ins = {head: matched[origin] for head, origin in replaced.items()}
-    lexical = _lexical_scores(query, pool + list(stand_ins.values()), base, workspace) if weights.lexical > 0 else {}
+    lexical = (
+        _lexical_scores(lexical_query, pool + list(stand_ins.values()), base, workspace) if weights.lexical > 0 else {}
+    )
     newest = max(m.valid_from for m in pool)
     heads = [m for m in pool if m.pk not in matched]
     if any(m.reliability in DISPUTED for m in heads):
         certainty.update(_mark_certainty(heads))
-    as_of = query.as_of or (period.end if period else None)
+    # Looking back at a period that has ended: a supersede after its end was not yet the belief then.
+    as_of = query.as_of or (period.end if period and period.end < LATEST else None)
     hits = [
-        _score(m, query_vector, lexical, weights, newest, as_of, certainty, origin=stand_ins.get(m.pk)) for m in pool
+        _score(m, query_vector, lexical, weights, newest, as_of, certainty, origin=stand_ins.get(m.pk), past=past)
+        for m in pool
     ]
     for hit in hits:
         hit.replaces = replaced.get(hit.memory.pk)
@@ -287,7 +306,7 @@ def ranked_pool(
         compared = max(COMPARED_HITS, 3 * query.k)
         top = hits[:compared]
         memories_load_vectors([h.memory for h in top])
-        _add_subject_recency(top, weights.recency, period)
+        _add_subject_recency(top, weights.recency, period, latest=latest)
         hits = sorted(top, key=_order) + hits[compared:]
     return hits
 
@@ -655,9 +674,16 @@ def local_bm25(
     return {pk: (s / top if top > 0 else 0.0) for pk, s in scores.items()}
 
 
-def reliability_factor(memory: Memory, as_of: dt.datetime | None = None, certainty: float = 1.0) -> float:
-    """The score factor for the fact's reliability; a dispute mark's penalty scales with ``certainty``."""
+def reliability_factor(
+    memory: Memory, as_of: dt.datetime | None = None, certainty: float = 1.0, *, past: bool = False
+) -> float:
+    """The score factor for the fact's reliability; a dispute mark's penalty scales with ``certainty``.
+
+    ``past``: the query asks when something happened, and a superseded statement still tells that.
+    """
     reliability = Reliability(memory.reliability)
+    if past and reliability == Reliability.SUPERSEDED:
+        reliability = Reliability.RELIABLE
     # Looking back, a fact superseded later was still the belief at the time.
     if (
         as_of is not None
@@ -737,6 +763,7 @@ def _score(
     certainty: dict[uuid.UUID, float],
     *,
     origin: Memory | None = None,
+    past: bool = False,
 ) -> Hit:
     """Score one candidate; a chain head standing in for ``origin`` is at least as relevant as it.
 
@@ -759,7 +786,7 @@ def _score(
         recency=recency(memory, reference),
         importance=memory.importance,
         confidence=memory.confidence,
-        reliability_factor=reliability_factor(memory, as_of, certainty.get(memory.pk, 1.0)),
+        reliability_factor=reliability_factor(memory, as_of, certainty.get(memory.pk, 1.0), past=past),
     )
     linear = (
         weights.cosine * parts.cosine
@@ -770,7 +797,7 @@ def _score(
     return Hit(memory=memory, score=linear * parts.reliability_factor, parts=parts, reliability=memory.reliability)
 
 
-def _add_subject_recency(hits: list[Hit], weight: float, period: Period | None) -> None:
+def _add_subject_recency(hits: list[Hit], weight: float, period: Period | None, *, latest: bool = False) -> None:
     """Add ``weight`` × recency within the hit's subject to each hit's score (× its reliability factor).
 
     A subject is a set of hits with the same ``key``, or near-duplicates of each
@@ -781,6 +808,17 @@ def _add_subject_recency(hits: list[Hit], weight: float, period: Period | None) 
     fact about something else gains nothing over an older answer.
     """
     if not hits:
+        return
+    if latest:
+        # The query asks for the newest statement: recency across subjects, from the oldest compared hit
+        # (0) to the newest (1). A linear ramp, not exp(−λ·days): with λ = 0.1/day only the newest
+        # session counted (tuning conversations: "when did X last …" 0.510 against 0.714).
+        dates = [(_stated(h.memory.text, h.memory.valid_from) or h.memory.valid_from).timestamp() for h in hits]
+        first, last = min(dates), max(dates)
+        for hit, when in zip(hits, dates, strict=True):
+            within = (when - first) / (last - first) if last > first else 1.0
+            hit.parts.subject_recency = within
+            hit.score += weight * within * hit.parts.reliability_factor
         return
     cosine = _cosines(hits)
     group = list(range(len(hits)))
@@ -809,32 +847,21 @@ def _add_subject_recency(hits: list[Hit], weight: float, period: Period | None) 
             hit.score += weight * within * hit.parts.reliability_factor
 
 
-@dataclass(frozen=True)
-class Period:
-    """A month a query asks about: [start, end)."""
-
-    start: dt.datetime
-    end: dt.datetime
-
-
-MONTHS = (
-    "january february march april may june july august september october november december".split()  # noqa: SIM905
-)
-# "in May 2023", "during September of 2023", "March, 2024": a month with its year (a bare "may" is a verb).
-PERIOD = re.compile(r"\b(" + "|".join(MONTHS) + r")(?:\s+of)?,?\s+(\d{4})\b", re.IGNORECASE)
-
-
 def query_period(text: str) -> Period | None:
-    """The month a text names with its year, if any: a query about then, or a fact dated in its own words."""
-    match = PERIOD.search(text)
-    if match is None:
-        return None
-    start = dt.datetime(int(match.group(2)), MONTHS.index(match.group(1).lower()) + 1, 1, tzinfo=dt.UTC)
-    return Period(start, (start + dt.timedelta(days=32)).replace(day=1))
+    """The period a query names ("in May 2023", "summer 2023", "before March 2024"; recall/periods.py).
+
+    Words relative to a moment ("in May", "last week") count from now.
+    """
+    return periods.query_period(text, reference=dt.datetime.now(dt.UTC))
 
 
 def _in_effect_during(memory: Memory, period: Period) -> bool:
-    return memory.valid_from < period.end and (memory.valid_to is None or memory.valid_to > period.start)
+    """Whether the fact was in effect at some time of a period that has ended ("after May" keeps nothing)."""
+    return (
+        period.end < LATEST
+        and memory.valid_from < period.end
+        and (memory.valid_to is None or memory.valid_to > period.start)
+    )
 
 
 def _effect_key(memory: Memory, period: Period | None) -> tuple[bool, float]:
@@ -842,12 +869,16 @@ def _effect_key(memory: Memory, period: Period | None) -> tuple[bool, float]:
 
     A fact that dates itself in its text ("moved to Porto in May 2023") counts from that month.
     """
-    said = query_period(memory.text)
-    when = said.start if said is not None and said.start < memory.valid_from else memory.valid_from
+    when = _stated(memory.text, memory.valid_from) or memory.valid_from
     if period is None:
         return (True, when.timestamp())
     by_then = when < period.end
     return (by_then, when.timestamp() if by_then else -when.timestamp())
+
+
+@lru_cache(maxsize=65_536)
+def _stated(text: str, said_at: dt.datetime) -> dt.datetime | None:
+    return stated_date(text, said_at)
 
 
 def _diverse(hits: list[Hit], k: int, period: Period | None = None) -> list[Hit]:

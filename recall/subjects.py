@@ -27,6 +27,8 @@ from memories.subjects import attribute_in, canonical_attribute
 
 # At most this many subjects are lifted to the top of one answer.
 MAX_SUBJECTS = 3
+# The attribute's newest facts read to find the entities (memory_ws_attribute_recent walks them in order).
+NEWEST_FACTS = 100
 NOT_CLAIMS = [label for label in LABELS if not is_claim(label)]
 
 # Question shapes that name an attribute without its noun.
@@ -85,7 +87,7 @@ def subject_first(
     facts = list(
         base.filter(subject_attribute=attribute, superseded_by__isnull=True)
         .exclude(speech_act__in=NOT_CLAIMS)
-        .order_by("-valid_from", "-recorded_at")[:100]
+        .order_by("-valid_from", "-recorded_at")[:NEWEST_FACTS]
     )
     if not facts:
         return results
@@ -100,10 +102,21 @@ def subject_first(
         named = list(dict.fromkeys(e for e in ranked if e))
     if not named and len(entities) == 1:
         named = entities
-    current: list[Memory] = []
-    for entity in named[:MAX_SUBJECTS]:
-        newest = next(f for f in facts if f.subject_entity == entity)
-        current.append(newest)
+    chosen = named[:MAX_SUBJECTS]
+    newest: dict[str, Memory] = {}
+    for fact in facts:
+        newest.setdefault(fact.subject_entity, fact)
+    missing = [e for e in chosen if e not in newest]
+    if missing:
+        # A ranked result's entity whose facts are older than the attribute's newest 100: one query for them.
+        rows = (
+            base.filter(subject_attribute=attribute, subject_entity__in=missing, superseded_by__isnull=True)
+            .exclude(speech_act__in=NOT_CLAIMS)
+            .order_by("subject_entity", "-valid_from", "-recorded_at")
+            .distinct("subject_entity")
+        )
+        newest.update({fact.subject_entity: fact for fact in rows})
+    current = [newest[e] for e in chosen if e in newest]
     if not current:
         return results
     by_id = {h.memory.pk: h for h in results}

@@ -227,3 +227,36 @@ def test_a_supersede_by_a_rule_or_a_person_hides_the_old_fact(workspace: Workspa
     hits = recall(workspace=workspace, query=RecallQuery(query="Where does the user live?", touch=False))
 
     assert old.pk not in [h.memory.pk for h in hits]
+
+
+# ------------------------------------------------------------------------------------ questions about time
+@pytest.mark.django_db
+def test_a_question_about_when_something_happened_finds_a_superseded_statement(workspace: Workspace) -> None:
+    concert = remember(workspace, "Anselm saw Kettle & Crow live at Brixton Academy in March 2026", valid_from=day(3))
+    moved = remember(workspace, "Anselm moved to Asheville in September 2026", valid_from=day(9))
+    memory_supersede(old=concert, new=moved, actor=Actor.system("test"))  # a wrong supersede, or a true one
+
+    when = recall(
+        workspace=workspace, query=RecallQuery(query="When did Anselm go to the Kettle & Crow concert?", touch=False)
+    )
+    what = recall(workspace=workspace, query=RecallQuery(query="Anselm and the Kettle & Crow concert", touch=False))
+
+    assert when[0].memory.pk == concert.pk  # it happened, whatever is true now
+    assert when[0].parts.reliability_factor == 1.0
+    assert when[0].replaces is None
+    assert concert.pk not in [h.memory.pk for h in what]  # not asked when: the chain head stands in for it
+
+
+@pytest.mark.django_db
+def test_a_question_about_the_last_time_ranks_the_newest_answer_first_and_does_not_match_last(
+    workspace: Workspace,
+) -> None:
+    first = remember(workspace, "Quentin: my first day as a paralegal at Brannock Tools", valid_from=day(2))
+    remember(workspace, "Quentin: finished The Salt Orchard last night, the ending wrecked me", valid_from=day(4))
+    newest = remember(workspace, "Quentin: I signed with Peregrine Insurance as their data analyst", valid_from=day(8))
+
+    hits = recall(workspace=workspace, query=RecallQuery(query="When did Quentin last change jobs?", touch=False))
+    ranked = [h.memory.pk for h in hits]
+
+    assert ranked.index(newest.pk) < ranked.index(first.pk)
+    assert all(h.parts.lexical < 0.5 for h in hits if "last night" in h.memory.text)

@@ -6,6 +6,7 @@ import pytest
 
 from memories.audit import Actor
 from memories.services import memory_supersede
+from recall import subjects
 from recall.hybrid import RecallQuery, recall
 from recall.subjects import query_attribute
 from tests.memories.recall_helpers import day, remember
@@ -63,3 +64,17 @@ def test_a_query_naming_no_known_attribute_is_ranked_as_before(workspace: Worksp
     hits = recall(workspace=workspace, query=RecallQuery(query="What is the logo?", k=2))
 
     assert hits[0].memory.text == "The logo is the blue fox."
+
+
+def test_an_entity_older_than_the_attributes_newest_facts_still_gets_its_current_fact(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Found at 100k facts (bench/recall.py): the ranked result's entity was not among the attribute's
+    # newest facts read, and recall raised StopIteration.
+    monkeypatch.setattr(subjects, "NEWEST_FACTS", 1)
+    priya = remember(workspace, "Priya's manager is Omar.", valid_from=day(2))
+    remember(workspace, "Jonas's manager is Lena.", valid_from=day(6))
+
+    hits = recall(workspace=workspace, query=RecallQuery(query="Who is Priya's manager?", k=3))
+
+    assert hits[0].memory.pk == priya.pk
