@@ -38,6 +38,7 @@ from conflicts.forgetting import StoryFact
 from conflicts.story import Flag
 from memories.embeddings import embed_texts
 from memories.speech_acts import is_claim
+from memories.subjects import subject_of
 
 StoryPairClassifier = Callable[[list[tuple[StoryFact, StoryFact]]], list[Verdict]]
 
@@ -106,6 +107,40 @@ TEMPORARY = re.compile(
 )
 # ... unless the fact names its end, which lets the chronology settle it ("on vacation until 3 March").
 ENDS = re.compile(r"\b(?:until|till|through|back on|back in|returns? on)\b(?! further notice)", re.IGNORECASE)
+# A version written as one ("v2.1", "version 3", "release 1.4"): a bare decimal is a measurement
+# ("HbA1c 6.6%", "uptime 99.82"), and a later measurement does not leave an earlier one stale.
+EXPLICIT_VERSION = re.compile(r"\b(?:v|version\s+|release\s+)\d+(?:\.\d+)*\b", re.IGNORECASE)
+# Two sources disagree "at the same time" when this close; further apart, the newer one is an update.
+SAME_TIME = dt.timedelta(days=7)
+# A value a fact states: a word with a digit ("6:30", "1,150", "B1"), a name inside the sentence
+# ("Dr. Okafor", "squad Orion") or one with a capital past its first letter ("WireGuard", "CPAP").
+_VALUE_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_]*(?:[.:,'’/@-][A-Za-z0-9_]+)*")
+# Verbs with which a fact says a value changed, beyond ``ANNOUNCED`` ("cut to 2 projects",
+# "revised to 1.5M", "handed to squad Lyra", "booth cancelled").
+CHANGED = re.compile(
+    r"\b(?:cut|revised|slips|slipped|handed|cancel+ed|reduced|raised|lowered|increased|decreased|"
+    r"promoted|consolidated|sold|removed|discontinued|ended|stopped)\b",
+    re.IGNORECASE,
+)
+# A change that adds to what was there keeps it ("Export now also supports Parquet").
+ADDS = re.compile(r"\b(?:also|too|as well|additionally|in addition)\b", re.IGNORECASE)
+# A fact that passes a value on rather than stating it: someone was told, a page or a document says it.
+PASSED_ON = re.compile(
+    r"\b(?:told|asked|quoted|promised|informed|emailed|says|said|website|faq|blog post|battlecard|brochure)\b",
+    re.IGNORECASE,
+)
+# The period a figure is for: "the bill for July", "Q2 target", "in 2025".
+PERIOD = re.compile(
+    r"\b(?:january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"q[1-4]|h[12]|(?:19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+# Someone close to the person a fact is about: "the partner's dental cleaning" is not the user's.
+OTHER_PERSON = re.compile(
+    r"\b(?:partner|wife|husband|spouse|son|daughter|sister|brother|mother|father|mum|mom|dad|parents?|"
+    r"kids?|child|children|friend|colleague|boss|flatmate|roommate)(?:'s)?\b",
+    re.IGNORECASE,
+)
 DETECTOR = "narrative:offline"
 
 
@@ -177,6 +212,7 @@ def detect(facts: list[StoryFact], *, classify: StoryPairClassifier | None = Non
 
     _reversals(facts, pairs, by_key, add)
     _returns(facts, pairs, similarity, add)
+    _values_returned(facts, pairs, similarity, add)
     # Older facts a later fact announced replacing: a question about them is settled.
     retired = {p.older for p in pairs if p.at_odds and p.announced}
     _disputes(facts, pairs, retired, add)
@@ -249,6 +285,14 @@ def _same_session(a: StoryFact, b: StoryFact) -> bool:
     return abs(b.at - a.at) <= SAME_SESSION and a.scope == b.scope
 
 
+def _same_time_other_source(a: StoryFact, b: StoryFact) -> bool:
+    """Two sources speaking at about the same time: a disagreement between them is an open question.
+
+    One source's later word, or anyone's word weeks later, is read as an update instead.
+    """
+    return a.agent != b.agent and abs(b.at - a.at) <= SAME_TIME
+
+
 def _reversals(
     facts: list[StoryFact],
     pairs: list[PairView],
@@ -285,6 +329,8 @@ def _disputes(
             continue
         if pair.older in retired or pair.newer in retired:  # a later change settles it
             continue
+        if pair.verdict.relation == Relation.TEMPORAL_CHANGE and not _same_time_other_source(older, newer):
+            continue  # read as an update: the newer fact holds, nothing to ask
         personal = bool(PERSONAL.search(older.text) and PERSONAL.search(newer.text))
         if personal:
             add(
@@ -357,6 +403,14 @@ def _returns(
                 and similarity[first, later] >= max(RESTATE_COSINE, similarity[second, later])
                 and _says_most_of(a.text, c.text)
             )
+            if (says_left or same_polarity or restates) and PASSED_ON.search(c.text):
+                add(
+                    "stale",
+                    [second, later],
+                    f'Is it still true that "{_short(c.text)}"?',
+                    "passes on what an announced change left",
+                )
+                break
             if says_left or same_polarity or restates:
                 add(
                     "reversal",
@@ -365,6 +419,129 @@ def _returns(
                     "a later fact goes back to what an announced change left, without saying so",
                 )
                 break
+
+
+def _values_returned(
+    facts: list[StoryFact],
+    pairs: list[PairView],
+    similarity: np.ndarray,
+    add: Callable[[str, list[int], str, str], None],
+) -> None:
+    """A states a value, B announces a change and drops it for a new one, and a later C states A's value again.
+
+    "Choir on Thursdays" → "Choir moved to Tuesdays" → "Thursday 19:30 for choir as every week";
+    "Max upload 100 MB" → "raised to 2 GB" → "files over 100 MB are rejected". The values are what
+    a fact names (``_values``: numbers, times, names); B must name none of A's dropped values and at
+    least one of its own, and C must repeat a dropped value, name none of B's new ones, say nothing
+    of a change or a plan itself, be about the same entity as A (never the user's partner for the
+    user), and be closer in meaning to A than to B. Nothing here reads the pair classifier: the
+    values carry the timeline, so wording the model has not seen does not matter.
+    """
+    for change in pairs:
+        first, second = change.older, change.newer
+        a, b = facts[first], facts[second]
+        announced = change.announced or CHANGED.search(b.text)
+        if not announced or change.agrees or _same_session(a, b) or b.at <= a.at or ADDS.search(b.text):
+            continue
+        if _entities_apart(_entity(a), _entity(b)):
+            continue  # "Emergency fund goal: 10,000" and "savings target raised to 800": two subjects
+        values_a, words_b = _values(a.text), _words(b.text)
+        dropped = {v for v in values_a if v not in words_b} | (rules.left_values(b.text) & values_a)
+        new = {v for v in _values(b.text) if v not in _words(a.text)}
+        if not dropped:
+            continue
+        others_a = _other_people(a.text)
+        for later in range(second + 1, len(facts)):
+            c = facts[later]
+            if c.at <= b.at or _same_session(b, c) or ANNOUNCED.search(c.text) or PLANNED.search(c.text):
+                continue
+            repeated = dropped & _words(c.text)
+            if not repeated or new & _values(c.text):
+                continue
+            if all(_is_number(v) for v in repeated) and _names_apart(a.text, c.text):
+                continue  # "smart_inbox on for 5%" … "smart_compose enabled for 5%": another thing's 5
+            if repeated & set(_entity(c).split()) - set(_entity(a).split()):
+                continue  # "MySQL backups are kept 30 days" is about the old system, not a return to it
+            if similarity[first, later] < RETURN_COSINE or similarity[first, later] < similarity[second, later]:
+                continue
+            if _other_people(c.text) - others_a:
+                continue  # "the partner's check-up with Dr. Okafor" is not the user's
+            again = ", ".join(sorted(repeated))
+            if PASSED_ON.search(c.text):
+                # Someone was told, or a page says, the old value: stale knowledge in circulation.
+                add(
+                    "stale",
+                    [second, later],
+                    f'Is it still true that "{_short(c.text)}"?',
+                    f"passes on {again}, which an announced change replaced",
+                )
+            else:
+                add(
+                    "reversal",
+                    [first, second, later],
+                    f'Is it still true that "{_short(c.text)}"?',
+                    f"a later fact names {again} again after an announced change dropped it, without saying so",
+                )
+            break
+
+
+def _values(text: str) -> set[str]:
+    """The values a fact names, lower-cased: numbers and times, and names ("Okafor", "WireGuard").
+
+    A capitalised word counts only inside a sentence (an opening "Wakes" is no name) — unless it
+    has another capital ("CPAP", "PgBouncer"), a digit or an underscore ("smart_inbox"); every
+    word inside backticks counts (a command). Commas in numbers are dropped ("1,150").
+    """
+    found = set()
+    for match in _VALUE_TOKEN.finditer(text):
+        token = match.group(0).rstrip(".:,")
+        before = text[: match.start()].rstrip()
+        sentence_start = not before or (before[-1] in '.!?:;—-("' and not before.endswith("Dr."))
+        has_digit = any(ch.isdigit() for ch in token)
+        inner_capital = any(ch.isupper() for ch in token[1:]) or "_" in token
+        if has_digit or inner_capital or (token[:1].isupper() and not sentence_start):
+            found.add(token.lower().replace(",", ""))
+    for span in re.findall(r"`([^`]+)`", text):  # a command or an identifier: every word of it
+        found |= _words(span)
+    return found
+
+
+def _entities_apart(a: str, b: str) -> bool:
+    """Both facts name what they are about, in words that share nothing ("emergency fund goal", "savings target")."""
+    words_a, words_b = set(a.split()) - rules.STOPWORDS, set(b.split()) - rules.STOPWORDS
+    return bool(words_a) and bool(words_b) and not words_a & words_b
+
+
+def _entity(fact: StoryFact) -> str:
+    """What the fact is about: as stored, else read from its text (a story fact not yet embedded)."""
+    return fact.entity or subject_of(fact.text).entity
+
+
+def _is_number(value: str) -> bool:
+    return bool(re.fullmatch(r"[\d.:/]+[a-z%]{0,2}", value))
+
+
+def _names_apart(a: str, c: str) -> bool:
+    """Each fact names something the other does not name at all: they are about different things."""
+    names_a = {v for v in _values(a) if not _is_number(v)}
+    names_c = {v for v in _values(c) if not _is_number(v)}
+    return bool(names_a - _words(c)) and bool(names_c - _words(a))
+
+
+def _periods_differ(a: str, b: str) -> bool:
+    """Both facts name the period they speak of (a month, a quarter, a year), and no period is shared."""
+    periods_a = {m.group(0).lower() for m in PERIOD.finditer(a)}
+    periods_b = {m.group(0).lower() for m in PERIOD.finditer(b)}
+    return bool(periods_a) and bool(periods_b) and not periods_a & periods_b
+
+
+def _other_people(text: str) -> set[str]:
+    return {m.group(0).lower().removesuffix("'s") for m in OTHER_PERSON.finditer(text)}
+
+
+def _words(text: str) -> set[str]:
+    """Every token of a fact, lower-cased, for "does it name this value" (commas in numbers dropped)."""
+    return {m.group(0).rstrip(".:,").lower().replace(",", "") for m in _VALUE_TOKEN.finditer(text)}
 
 
 def _value_clashes(
@@ -385,6 +562,10 @@ def _value_clashes(
         close = pair.similarity >= CLASH_COSINE or (pair.signals.same_subject and pair.similarity >= LINK_COSINE)
         if not close or pair.announced or _same_session(older, newer) or older.agent == newer.agent:
             continue
+        if _periods_differ(older.text, newer.text):
+            continue  # "the bill for July" and "the August invoice" are two bills
+        if _other_people(older.text) != _other_people(newer.text):
+            continue  # "Brightpath's sister company … 12,000 USD" is not Brightpath's deal
         if pair.older in retired or pair.newer in retired or ANNOUNCED.search(older.text):
             continue
         if bool(BOUND.search(older.text)) != bool(BOUND.search(newer.text)):
@@ -418,6 +599,8 @@ def _versions_moved_on(
         older, newer = facts[pair.older], facts[pair.newer]
         if not pair.signals.version_mismatch or pair.announced or pair.older in retired:
             continue
+        if not (EXPLICIT_VERSION.search(older.text) and EXPLICIT_VERSION.search(newer.text)):
+            continue  # "HbA1c 7.4%" … "6.6%" are measurements, not versions
         if newer.at - older.at < VERSION_STALE_GAP or ANNOUNCED.search(newer.text):
             continue
         add(
