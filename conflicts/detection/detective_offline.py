@@ -38,7 +38,7 @@ from conflicts.forgetting import StoryFact
 from conflicts.story import Flag
 from memories.embeddings import embed_texts
 from memories.speech_acts import is_claim
-from memories.subjects import subject_of
+from memories.subjects import entities_agree, states_its_subject, subject_of
 
 StoryPairClassifier = Callable[[list[tuple[StoryFact, StoryFact]]], list[Verdict]]
 
@@ -135,6 +135,8 @@ PERIOD = re.compile(
     r"q[1-4]|h[12]|(?:19|20)\d\d)\b",
     re.IGNORECASE,
 )
+# A number and what it counts: "56 bpm", "41%", "1,000 requests".
+COUNT = re.compile(r"(?<![\w.,:])(\d[\d,]*(?:\.\d+)?)\s*(%|[A-Za-z]{2,})")
 # Someone close to the person a fact is about: "the partner's dental cleaning" is not the user's.
 OTHER_PERSON = re.compile(
     r"\b(?:partner|wife|husband|spouse|son|daughter|sister|brother|mother|father|mum|mom|dad|parents?|"
@@ -285,6 +287,11 @@ def _same_session(a: StoryFact, b: StoryFact) -> bool:
     return abs(b.at - a.at) <= SAME_SESSION and a.scope == b.scope
 
 
+def _refinement(a: StoryFact, b: StoryFact) -> bool:
+    """One agent refining what it just said (same session); two agents minutes apart disagree."""
+    return _same_session(a, b) and a.agent == b.agent
+
+
 def _same_time_other_source(a: StoryFact, b: StoryFact) -> bool:
     """Two sources speaking at about the same time: a disagreement between them is an open question.
 
@@ -325,7 +332,7 @@ def _disputes(
 ) -> None:
     for pair in pairs:
         older, newer = facts[pair.older], facts[pair.newer]
-        if not pair.at_odds or pair.announced or _same_session(older, newer):
+        if not pair.at_odds or pair.announced or _refinement(older, newer):
             continue
         if pair.older in retired or pair.newer in retired:  # a later change settles it
             continue
@@ -440,10 +447,12 @@ def _values_returned(
     for change in pairs:
         first, second = change.older, change.newer
         a, b = facts[first], facts[second]
-        announced = change.announced or CHANGED.search(b.text)
-        if not announced or change.agrees or _same_session(a, b) or b.at <= a.at or ADDS.search(b.text):
+        # B itself says it changed something (an older fact's "until" announces nothing about B).
+        announced = ANNOUNCED.search(b.text) or change.signals.change_markers_b or CHANGED.search(b.text)
+        duplicate = change.verdict.relation == Relation.DUPLICATE
+        if not announced or duplicate or _same_session(a, b) or b.at <= a.at or ADDS.search(b.text):
             continue
-        if _entities_apart(_entity(a), _entity(b)):
+        if _entities_apart(a, b):
             continue  # "Emergency fund goal: 10,000" and "savings target raised to 800": two subjects
         values_a, words_b = _values(a.text), _words(b.text)
         dropped = {v for v in values_a if v not in words_b} | (rules.left_values(b.text) & values_a)
@@ -458,6 +467,8 @@ def _values_returned(
             repeated = dropped & _words(c.text)
             if not repeated or new & _values(c.text):
                 continue
+            if not _replaced(repeated, new, a, b):
+                continue  # B changed something else ("Scale allowance goes from 5,000 to 7,500" is no new Growth price)
             if all(_is_number(v) for v in repeated) and _names_apart(a.text, c.text):
                 continue  # "smart_inbox on for 5%" … "smart_compose enabled for 5%": another thing's 5
             if repeated & set(_entity(c).split()) - set(_entity(a).split()):
@@ -506,15 +517,28 @@ def _values(text: str) -> set[str]:
     return found
 
 
-def _entities_apart(a: str, b: str) -> bool:
-    """Both facts name what they are about, in words that share nothing ("emergency fund goal", "savings target")."""
-    words_a, words_b = set(a.split()) - rules.STOPWORDS, set(b.split()) - rules.STOPWORDS
+def _entities_apart(a: StoryFact, b: StoryFact) -> bool:
+    """Both facts name what they are about, in words that share nothing ("emergency fund goal", "savings target").
+
+    A note that leaves its subject out ("Wakes at 6:30 …") has only a guessed entity: no evidence either way.
+    """
+    if not (states_its_subject(a.text) and states_its_subject(b.text)):
+        return False
+    words_a, words_b = set(_entity(a).split()) - rules.STOPWORDS, set(_entity(b).split()) - rules.STOPWORDS
     return bool(words_a) and bool(words_b) and not words_a & words_b
 
 
 def _entity(fact: StoryFact) -> str:
     """What the fact is about: as stored, else read from its text (a story fact not yet embedded)."""
     return fact.entity or subject_of(fact.text).entity
+
+
+def _replaced(repeated: set[str], new: set[str], a: StoryFact, b: StoryFact) -> bool:
+    """B put something of the same kind in place of a repeated value (a number for a number, a name for a
+    name) — or, naming no new value ("dbt runs hourly now"), B is plainly about what A is about."""
+    if not new:
+        return entities_agree(_entity(a), _entity(b)) is True
+    return any(_is_number(v) == _is_number(n) for v in repeated for n in new)
 
 
 def _is_number(value: str) -> bool:
@@ -560,7 +584,7 @@ def _value_clashes(
     for pair in pairs:
         older, newer = facts[pair.older], facts[pair.newer]
         close = pair.similarity >= CLASH_COSINE or (pair.signals.same_subject and pair.similarity >= LINK_COSINE)
-        if not close or pair.announced or _same_session(older, newer) or older.agent == newer.agent:
+        if not close or pair.announced or older.agent == newer.agent:
             continue
         if _periods_differ(older.text, newer.text):
             continue  # "the bill for July" and "the August invoice" are two bills
@@ -571,6 +595,8 @@ def _value_clashes(
         if bool(BOUND.search(older.text)) != bool(BOUND.search(newer.text)):
             continue  # a budget or a limit and a measurement do not clash; two limits do
         measure = _clashing_measure(pair.signals)
+        if measure is None and _same_time_other_source(older, newer) and _same_thing(older, newer):
+            measure = _clashing_count(older.text, newer.text)
         if measure is None and pair.similarity >= CLASH_COSINE:
             measure = _clashing_instruction(older.text, newer.text)
         if measure is None:
@@ -666,6 +692,30 @@ def _clashing_measure(signals: RuleSignals) -> str | None:
     if signals.dates_a and signals.dates_b and not set(signals.dates_a) & set(signals.dates_b):
         return "dates"
     return None
+
+
+def _same_thing(a: StoryFact, b: StoryFact) -> bool:
+    """Both facts name what they are about, and it is the same ("resting heart rate", "activation rate")."""
+    entity_a, entity_b = _entity(a), _entity(b)
+    return bool(entity_a) and entity_a == entity_b
+
+
+def _clashing_count(a: str, b: str) -> str | None:
+    """Numbers of the same word ("56 bpm" / "61 bpm", "41%" / "36%", "1,000 requests" / "600 requests")
+    that differ: what ``_clashing_measure`` reads for units it knows, for any word after a number."""
+    counts_a, counts_b = _counts(a), _counts(b)
+    for word in sorted(set(counts_a) & set(counts_b)):
+        if not counts_a[word] & counts_b[word]:
+            return f"{word} values"
+    return None
+
+
+def _counts(text: str) -> dict[str, set[str]]:
+    """``{"bpm": {"56"}}``: each number, by the word (or "%") right after it."""
+    counts: dict[str, set[str]] = {}
+    for number, word in COUNT.findall(text):
+        counts.setdefault(word.lower(), set()).add(number.replace(",", ""))
+    return counts
 
 
 def _clashing_instruction(a: str, b: str) -> str | None:
