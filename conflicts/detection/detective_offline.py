@@ -397,12 +397,15 @@ def _returns(
         switched = any(w not in a.text.lower() for w in rules.switch_targets(b.text))
         if not left and not flipped and not switched:
             continue
+        new = {v for v in _values(b.text) if v not in _words(a.text)}
         for later in range(second + 1, len(facts)):
             c = facts[later]
             if _same_session(b, c) or ANNOUNCED.search(c.text) or PLANNED.search(c.text):
                 continue
             if similarity[first, later] < RETURN_COSINE:
                 continue
+            if new & _values(c.text) or _other_people(c.text) - _other_people(a.text):
+                continue  # C names what B changed to, or speaks of someone else ("the user's partner")
             says_left = any(w in c.text.lower() for w in left)
             same_polarity = flipped and rules.negation_count(rules.tokens(c.text)) % 2 == 1
             restates = (
@@ -471,7 +474,8 @@ def _values_returned(
                 continue  # B changed something else ("Scale allowance goes from 5,000 to 7,500" is no new Growth price)
             if all(_is_number(v) for v in repeated) and _names_apart(a.text, c.text):
                 continue  # "smart_inbox on for 5%" … "smart_compose enabled for 5%": another thing's 5
-            if repeated & set(_entity(c).split()) - set(_entity(a).split()):
+            names = {v for v in repeated if not _is_number(v)}
+            if names & set(_entity(c).split()) - set(_entity(a).split()):
                 continue  # "MySQL backups are kept 30 days" is about the old system, not a return to it
             if similarity[first, later] < RETURN_COSINE or similarity[first, later] < similarity[second, later]:
                 continue
@@ -695,9 +699,8 @@ def _clashing_measure(signals: RuleSignals) -> str | None:
 
 
 def _same_thing(a: StoryFact, b: StoryFact) -> bool:
-    """Both facts name what they are about, and it is the same ("resting heart rate", "activation rate")."""
-    entity_a, entity_b = _entity(a), _entity(b)
-    return bool(entity_a) and entity_a == entity_b
+    """Both facts name what they are about, and it is the same ("resting heart rate"), or one names the other."""
+    return entities_agree(_entity(a), _entity(b)) is True
 
 
 def _clashing_count(a: str, b: str) -> str | None:
