@@ -592,6 +592,8 @@ def _value_clashes(
             continue
         if _periods_differ(older.text, newer.text):
             continue  # "the bill for July" and "the August invoice" are two bills
+        if PLANNED.search(older.text) or PLANNED.search(newer.text):
+            continue  # "next Sunday we could try 15 km" states no current value
         if _other_people(older.text) != _other_people(newer.text):
             continue  # "Brightpath's sister company … 12,000 USD" is not Brightpath's deal
         if pair.older in retired or pair.newer in retired or ANNOUNCED.search(older.text):

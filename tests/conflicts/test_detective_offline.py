@@ -464,3 +464,12 @@ def test_two_sources_numbers_about_different_things_do_not_clash(older: str, new
     story = [fact("f1", older, 0, scope="x", agent="finance"), fact("f2", newer, 3, scope="x", agent="sales")]
 
     assert flags(story, ALL_COMPATIBLE) == []
+
+
+def test_a_plan_states_no_value_to_clash_with() -> None:
+    story = [
+        fact("f1", "The Sunday long run went well, 14 km", 0, scope="running", agent="user"),
+        fact("f2", "Next Sunday the long run could be 16 km", 0.001, scope="running", agent="bot"),
+    ]
+
+    assert flags(story, ALL_COMPATIBLE) == []
