@@ -122,11 +122,6 @@ CHANGED = re.compile(
     r"promoted|consolidated|sold|removed|discontinued|ended|stopped)\b",
     re.IGNORECASE,
 )
-# Words with which a fact says something is over.
-ENDED = re.compile(
-    r"\b(?:no longer|no more|retired|cancel+ed|removed|decommissioned|discontinued|sold|shut down|sunset)\b",
-    re.IGNORECASE,
-)
 # A change that adds to what was there keeps it ("Export now also supports Parquet").
 ADDS = re.compile(r"\b(?:also|too|as well|additionally|in addition)\b", re.IGNORECASE)
 # A fact that passes a value on rather than stating it: someone was told, a page or a document says it.
@@ -460,12 +455,10 @@ def _values_returned(
         duplicate = change.verdict.relation == Relation.DUPLICATE
         if not announced or duplicate or _same_session(a, b) or b.at <= a.at or ADDS.search(b.text):
             continue
-        values_a, words_b = _values(a.text), _words(b.text)
-        # What B says is over ("CPAP no longer needed", "API v2 cancelled"): B speaks of A's thing.
-        ended = _ended(b.text) & values_a
-        if not ended and _entities_apart(a, b):
+        if _entities_apart(a, b):
             continue  # "Emergency fund goal: 10,000" and "savings target raised to 800": two subjects
-        dropped = {v for v in values_a if v not in words_b} | (rules.left_values(b.text) & values_a) | ended
+        values_a, words_b = _values(a.text), _words(b.text)
+        dropped = {v for v in values_a if v not in words_b} | (rules.left_values(b.text) & values_a)
         new = {v for v in _values(b.text) if v not in _words(a.text)}
         if not dropped:
             continue
@@ -477,10 +470,7 @@ def _values_returned(
             repeated = dropped & _words(c.text)
             if not repeated or new & _values(c.text):
                 continue
-            if repeated & ended:
-                if ENDED.search(c.text) or rules.negation_count(rules.tokens(c.text)):
-                    continue  # C says it is over too ("the old VPN config is deleted")
-            elif not _replaced(repeated, new, a, b):
+            if not _replaced(repeated, new, a, b):
                 continue  # B changed something else ("Scale allowance goes from 5,000 to 7,500" is no new Growth price)
             if all(_is_number(v) for v in repeated) and _names_apart(a.text, c.text):
                 continue  # "smart_inbox on for 5%" … "smart_compose enabled for 5%": another thing's 5
@@ -508,14 +498,6 @@ def _values_returned(
                     f"a later fact names {again} again after an announced change dropped it, without saying so",
                 )
             break
-
-
-def _ended(text: str) -> set[str]:
-    """Values a fact says are over: a word within three of "no longer", "retired", "cancelled" …"""
-    tokens = [m.group(0).rstrip(".:,").lower().replace(",", "") for m in _VALUE_TOKEN.finditer(text)]
-    markers = [i for i, token in enumerate(tokens) if ENDED.fullmatch(token)]
-    markers += [i for i in range(len(tokens) - 1) if ENDED.fullmatch(f"{tokens[i]} {tokens[i + 1]}")]
-    return {token for i, token in enumerate(tokens) for m in markers if 0 < abs(i - m) <= 3}
 
 
 def _values(text: str) -> set[str]:

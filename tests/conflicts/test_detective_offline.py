@@ -473,20 +473,3 @@ def test_a_plan_states_no_value_to_clash_with() -> None:
     ]
 
     assert flags(story, ALL_COMPATIBLE) == []
-
-
-@pytest.mark.parametrize(
-    ("later", "flagged"),
-    [
-        ("Onboarding: ask IT for a Tailscale invite to reach the build farm", True),
-        ("The old Tailscale keys were deleted with the tailnet", False),  # says it is over too
-    ],
-)
-def test_something_a_change_ended_coming_back_is_a_reversal(later: str, flagged: bool) -> None:
-    story = [
-        fact("f1", "Developers reach the build farm through Tailscale", 0, scope="access", agent="it"),
-        fact("f2", "Tailscale retired: build farm access is through Cloudflare Access", 30, "access", "security"),
-        fact("f3", later, 70, scope="access", agent="onboarding"),
-    ]
-
-    assert flags(story, ALL_COMPATIBLE) == ([("reversal", ["f1", "f2", "f3"])] if flagged else [])
