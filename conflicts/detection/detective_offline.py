@@ -135,6 +135,8 @@ PERIOD = re.compile(
     r"q[1-4]|h[12]|(?:19|20)\d\d)\b",
     re.IGNORECASE,
 )
+# A line in the first person: a speaker talking of themselves (or their team).
+FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|we|we're|we've|our|us)\b", re.IGNORECASE)
 # A number and what it counts: "56 bpm", "41%", "1,000 requests".
 COUNT = re.compile(r"(?<![\w.,:])(\d[\d,]*(?:\.\d+)?)\s*(%|[A-Za-z]{2,})")
 # Someone close to the person a fact is about: "the partner's dental cleaning" is not the user's.
@@ -288,8 +290,14 @@ def _same_session(a: StoryFact, b: StoryFact) -> bool:
 
 
 def _refinement(a: StoryFact, b: StoryFact) -> bool:
-    """One agent refining what it just said (same session); two agents minutes apart disagree."""
-    return _same_session(a, b) and a.agent == b.agent
+    """One agent refining what it just said (same session); two agents' notes minutes apart disagree.
+
+    Lines in the first person are a conversation's turns: two speakers minutes apart each speak of
+    themselves ("I ran 14 km" / "I ran 17 km"), so they stay exempt as before.
+    """
+    if not _same_session(a, b):
+        return False
+    return a.agent == b.agent or bool(FIRST_PERSON.search(a.text) or FIRST_PERSON.search(b.text))
 
 
 def _same_time_other_source(a: StoryFact, b: StoryFact) -> bool:
@@ -588,7 +596,7 @@ def _value_clashes(
     for pair in pairs:
         older, newer = facts[pair.older], facts[pair.newer]
         close = pair.similarity >= CLASH_COSINE or (pair.signals.same_subject and pair.similarity >= LINK_COSINE)
-        if not close or pair.announced or older.agent == newer.agent:
+        if not close or pair.announced or older.agent == newer.agent or _refinement(older, newer):
             continue
         if _periods_differ(older.text, newer.text):
             continue  # "the bill for July" and "the August invoice" are two bills
@@ -702,6 +710,8 @@ def _clashing_measure(signals: RuleSignals) -> str | None:
 
 def _same_thing(a: StoryFact, b: StoryFact) -> bool:
     """Both facts name what they are about, and it is the same ("resting heart rate"), or one names the other."""
+    if a.agent != b.agent and (FIRST_PERSON.search(a.text) or FIRST_PERSON.search(b.text)):
+        return False  # two speakers' "I" are two people
     return entities_agree(_entity(a), _entity(b)) is True
 
 

@@ -473,3 +473,12 @@ def test_a_plan_states_no_value_to_clash_with() -> None:
     ]
 
     assert flags(story, ALL_COMPATIBLE) == []
+
+
+def test_two_speakers_each_in_the_first_person_do_not_dispute() -> None:
+    story = [
+        fact("f1", "I ran 14 km on Sunday, my longest so far", 0, scope="chat", agent="user"),
+        fact("f2", "I ran 21 km on Sunday, a half marathon", 0.001, scope="chat", agent="bot"),
+    ]
+
+    assert flags(story, {("f1", "f2"): (CHANGE, 0.9)}) == []
