@@ -38,7 +38,7 @@ from conflicts.forgetting import StoryFact
 from conflicts.story import Flag
 from memories.embeddings import embed_texts
 from memories.speech_acts import is_claim
-from memories.subjects import speakers_differ
+from memories.subjects import entities_agree, speakers_differ, states_its_subject, subject_of
 
 StoryPairClassifier = Callable[[list[tuple[StoryFact, StoryFact]]], list[Verdict]]
 
@@ -107,6 +107,44 @@ TEMPORARY = re.compile(
 )
 # ... unless the fact names its end, which lets the chronology settle it ("on vacation until 3 March").
 ENDS = re.compile(r"\b(?:until|till|through|back on|back in|returns? on)\b(?! further notice)", re.IGNORECASE)
+# A version written as one ("v2.1", "version 3", "release 1.4"): a bare decimal is a measurement
+# ("HbA1c 6.6%", "uptime 99.82"), and a later measurement does not leave an earlier one stale.
+EXPLICIT_VERSION = re.compile(r"\b(?:v|version\s+|release\s+)\d+(?:\.\d+)*\b", re.IGNORECASE)
+# Two sources disagree "at the same time" when this close; further apart, the newer one is an update.
+SAME_TIME = dt.timedelta(days=7)
+# A value a fact states: a word with a digit ("6:30", "1,150", "B1"), a name inside the sentence
+# ("Dr. Okafor", "squad Orion") or one with a capital past its first letter ("WireGuard", "CPAP").
+_VALUE_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_]*(?:[.:,'’/@-][A-Za-z0-9_]+)*")
+# Verbs with which a fact says a value changed, beyond ``ANNOUNCED`` ("cut to 2 projects",
+# "revised to 1.5M", "handed to squad Lyra", "booth cancelled").
+CHANGED = re.compile(
+    r"\b(?:cut|revised|slips|slipped|handed|cancel+ed|reduced|raised|lowered|increased|decreased|"
+    r"promoted|consolidated|sold|removed|discontinued|ended|stopped)\b",
+    re.IGNORECASE,
+)
+# A change that adds to what was there keeps it ("Export now also supports Parquet").
+ADDS = re.compile(r"\b(?:also|too|as well|additionally|in addition)\b", re.IGNORECASE)
+# A fact that passes a value on rather than stating it: someone was told, a page or a document says it.
+PASSED_ON = re.compile(
+    r"\b(?:told|asked|quoted|promised|informed|emailed|says|said|website|faq|blog post|battlecard|brochure)\b",
+    re.IGNORECASE,
+)
+# The period a figure is for: "the bill for July", "Q2 target", "in 2025".
+PERIOD = re.compile(
+    r"\b(?:january|february|march|april|may|june|july|august|september|october|november|december|"
+    r"q[1-4]|h[12]|(?:19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+# A line in the first person: a speaker talking of themselves (or their team).
+FIRST_PERSON = re.compile(r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|we|we're|we've|our|us)\b", re.IGNORECASE)
+# A number and what it counts: "56 bpm", "41%", "1,000 requests".
+COUNT = re.compile(r"(?<![\w.,:])(\d[\d,]*(?:\.\d+)?)\s*(%|[A-Za-z]{2,})")
+# Someone close to the person a fact is about: "the partner's dental cleaning" is not the user's.
+OTHER_PERSON = re.compile(
+    r"\b(?:partner|wife|husband|spouse|son|daughter|sister|brother|mother|father|mum|mom|dad|parents?|"
+    r"kids?|child|children|friend|colleague|boss|flatmate|roommate)(?:'s)?\b",
+    re.IGNORECASE,
+)
 DETECTOR = "narrative:offline"
 
 
@@ -178,6 +216,7 @@ def detect(facts: list[StoryFact], *, classify: StoryPairClassifier | None = Non
 
     _reversals(facts, pairs, by_key, add)
     _returns(facts, pairs, similarity, add)
+    _values_returned(facts, pairs, similarity, add)
     # Older facts a later fact announced replacing: a question about them is settled.
     retired = {p.older for p in pairs if p.at_odds and p.announced}
     _disputes(facts, pairs, retired, add)
@@ -258,6 +297,25 @@ def _same_session(a: StoryFact, b: StoryFact) -> bool:
     return abs(b.at - a.at) <= SAME_SESSION and a.scope == b.scope
 
 
+def _refinement(a: StoryFact, b: StoryFact) -> bool:
+    """One agent refining what it just said (same session); two agents' notes minutes apart disagree.
+
+    Lines in the first person are a conversation's turns: two speakers minutes apart each speak of
+    themselves ("I ran 14 km" / "I ran 17 km"), so they stay exempt as before.
+    """
+    if not _same_session(a, b):
+        return False
+    return a.agent == b.agent or bool(FIRST_PERSON.search(a.text) or FIRST_PERSON.search(b.text))
+
+
+def _same_time_other_source(a: StoryFact, b: StoryFact) -> bool:
+    """Two sources speaking at about the same time: a disagreement between them is an open question.
+
+    One source's later word, or anyone's word weeks later, is read as an update instead.
+    """
+    return a.agent != b.agent and abs(b.at - a.at) <= SAME_TIME
+
+
 def _reversals(
     facts: list[StoryFact],
     pairs: list[PairView],
@@ -290,10 +348,12 @@ def _disputes(
 ) -> None:
     for pair in pairs:
         older, newer = facts[pair.older], facts[pair.newer]
-        if not pair.at_odds or pair.announced or _same_session(older, newer):
+        if not pair.at_odds or pair.announced or _refinement(older, newer):
             continue
         if pair.older in retired or pair.newer in retired:  # a later change settles it
             continue
+        if pair.verdict.relation == Relation.TEMPORAL_CHANGE and not _same_time_other_source(older, newer):
+            continue  # read as an update: the newer fact holds, nothing to ask
         personal = bool(PERSONAL.search(older.text) and PERSONAL.search(newer.text))
         if personal:
             add(
@@ -353,12 +413,15 @@ def _returns(
         switched = any(w not in a.text.lower() for w in rules.switch_targets(b.text))
         if not left and not flipped and not switched:
             continue
+        new = {v for v in _values(b.text) if v not in _words(a.text)}
         for later in range(second + 1, len(facts)):
             c = facts[later]
             if _same_session(b, c) or ANNOUNCED.search(c.text) or PLANNED.search(c.text):
                 continue
             if similarity[first, later] < RETURN_COSINE:
                 continue
+            if new & _values(c.text) or _other_people(c.text) - _other_people(a.text):
+                continue  # C names what B changed to, or speaks of someone else ("the user's partner")
             says_left = any(w in c.text.lower() for w in left)
             same_polarity = flipped and rules.negation_count(rules.tokens(c.text)) % 2 == 1
             restates = (
@@ -366,6 +429,14 @@ def _returns(
                 and similarity[first, later] >= max(RESTATE_COSINE, similarity[second, later])
                 and _says_most_of(a.text, c.text)
             )
+            if (says_left or same_polarity or restates) and PASSED_ON.search(c.text):
+                add(
+                    "stale",
+                    [second, later],
+                    f'Is it still true that "{_short(c.text)}"?',
+                    "passes on what an announced change left",
+                )
+                break
             if says_left or same_polarity or restates:
                 add(
                     "reversal",
@@ -374,6 +445,147 @@ def _returns(
                     "a later fact goes back to what an announced change left, without saying so",
                 )
                 break
+
+
+def _values_returned(
+    facts: list[StoryFact],
+    pairs: list[PairView],
+    similarity: np.ndarray,
+    add: Callable[[str, list[int], str, str], None],
+) -> None:
+    """A states a value, B announces a change and drops it for a new one, and a later C states A's value again.
+
+    "Choir on Thursdays" → "Choir moved to Tuesdays" → "Thursday 19:30 for choir as every week";
+    "Max upload 100 MB" → "raised to 2 GB" → "files over 100 MB are rejected". The values are what
+    a fact names (``_values``: numbers, times, names); B must name none of A's dropped values and at
+    least one of its own, and C must repeat a dropped value, name none of B's new ones, say nothing
+    of a change or a plan itself, be about the same entity as A (never the user's partner for the
+    user), and be closer in meaning to A than to B. Nothing here reads the pair classifier: the
+    values carry the timeline, so wording the model has not seen does not matter.
+    """
+    for change in pairs:
+        first, second = change.older, change.newer
+        a, b = facts[first], facts[second]
+        # B itself says it changed something (an older fact's "until" announces nothing about B).
+        announced = ANNOUNCED.search(b.text) or change.signals.change_markers_b or CHANGED.search(b.text)
+        duplicate = change.verdict.relation == Relation.DUPLICATE
+        if not announced or duplicate or _same_session(a, b) or b.at <= a.at or ADDS.search(b.text):
+            continue
+        if _entities_apart(a, b):
+            continue  # "Emergency fund goal: 10,000" and "savings target raised to 800": two subjects
+        values_a, words_b = _values(a.text), _words(b.text)
+        dropped = {v for v in values_a if v not in words_b} | (rules.left_values(b.text) & values_a)
+        new = {v for v in _values(b.text) if v not in _words(a.text)}
+        if not dropped:
+            continue
+        others_a = _other_people(a.text)
+        for later in range(second + 1, len(facts)):
+            c = facts[later]
+            if c.at <= b.at or _same_session(b, c) or ANNOUNCED.search(c.text) or PLANNED.search(c.text):
+                continue
+            repeated = dropped & _words(c.text)
+            if not repeated or new & _values(c.text):
+                continue
+            if not _replaced(repeated, new, a, b):
+                continue  # B changed something else ("Scale allowance goes from 5,000 to 7,500" is no new Growth price)
+            if all(_is_number(v) for v in repeated) and _names_apart(a.text, c.text):
+                continue  # "smart_inbox on for 5%" … "smart_compose enabled for 5%": another thing's 5
+            names = {v for v in repeated if not _is_number(v)}
+            if names & set(_entity(c).split()) - set(_entity(a).split()):
+                continue  # "MySQL backups are kept 30 days" is about the old system, not a return to it
+            if similarity[first, later] < RETURN_COSINE or similarity[first, later] < similarity[second, later]:
+                continue
+            if _other_people(c.text) - others_a:
+                continue  # "the partner's check-up with Dr. Okafor" is not the user's
+            again = ", ".join(sorted(repeated))
+            if PASSED_ON.search(c.text):
+                # Someone was told, or a page says, the old value: stale knowledge in circulation.
+                add(
+                    "stale",
+                    [second, later],
+                    f'Is it still true that "{_short(c.text)}"?',
+                    f"passes on {again}, which an announced change replaced",
+                )
+            else:
+                add(
+                    "reversal",
+                    [first, second, later],
+                    f'Is it still true that "{_short(c.text)}"?',
+                    f"a later fact names {again} again after an announced change dropped it, without saying so",
+                )
+            break
+
+
+def _values(text: str) -> set[str]:
+    """The values a fact names, lower-cased: numbers and times, and names ("Okafor", "WireGuard").
+
+    A capitalised word counts only inside a sentence (an opening "Wakes" is no name) — unless it
+    has another capital ("CPAP", "PgBouncer"), a digit or an underscore ("smart_inbox"); every
+    word inside backticks counts (a command). Commas in numbers are dropped ("1,150").
+    """
+    found = set()
+    for match in _VALUE_TOKEN.finditer(text):
+        token = match.group(0).rstrip(".:,")
+        before = text[: match.start()].rstrip()
+        sentence_start = not before or (before[-1] in '.!?:;—-("' and not before.endswith("Dr."))
+        has_digit = any(ch.isdigit() for ch in token)
+        inner_capital = any(ch.isupper() for ch in token[1:]) or "_" in token
+        if has_digit or inner_capital or (token[:1].isupper() and not sentence_start):
+            found.add(token.lower().replace(",", ""))
+    for span in re.findall(r"`([^`]+)`", text):  # a command or an identifier: every word of it
+        found |= _words(span)
+    return found
+
+
+def _entities_apart(a: StoryFact, b: StoryFact) -> bool:
+    """Both facts name what they are about, in words that share nothing ("emergency fund goal", "savings target").
+
+    A note that leaves its subject out ("Wakes at 6:30 …") has only a guessed entity: no evidence either way.
+    """
+    if not (states_its_subject(a.text) and states_its_subject(b.text)):
+        return False
+    words_a, words_b = set(_entity(a).split()) - rules.STOPWORDS, set(_entity(b).split()) - rules.STOPWORDS
+    return bool(words_a) and bool(words_b) and not words_a & words_b
+
+
+def _entity(fact: StoryFact) -> str:
+    """What the fact is about: as stored, else read from its text (a story fact not yet embedded)."""
+    return fact.entity or subject_of(fact.text).entity
+
+
+def _replaced(repeated: set[str], new: set[str], a: StoryFact, b: StoryFact) -> bool:
+    """B put something of the same kind in place of a repeated value (a number for a number, a name for a
+    name) — or, naming no new value ("dbt runs hourly now"), B is plainly about what A is about."""
+    if not new:
+        return entities_agree(_entity(a), _entity(b)) is True
+    return any(_is_number(v) == _is_number(n) for v in repeated for n in new)
+
+
+def _is_number(value: str) -> bool:
+    return bool(re.fullmatch(r"[\d.:/]+[a-z%]{0,2}", value))
+
+
+def _names_apart(a: str, c: str) -> bool:
+    """Each fact names something the other does not name at all: they are about different things."""
+    names_a = {v for v in _values(a) if not _is_number(v)}
+    names_c = {v for v in _values(c) if not _is_number(v)}
+    return bool(names_a - _words(c)) and bool(names_c - _words(a))
+
+
+def _periods_differ(a: str, b: str) -> bool:
+    """Both facts name the period they speak of (a month, a quarter, a year), and no period is shared."""
+    periods_a = {m.group(0).lower() for m in PERIOD.finditer(a)}
+    periods_b = {m.group(0).lower() for m in PERIOD.finditer(b)}
+    return bool(periods_a) and bool(periods_b) and not periods_a & periods_b
+
+
+def _other_people(text: str) -> set[str]:
+    return {m.group(0).lower().removesuffix("'s") for m in OTHER_PERSON.finditer(text)}
+
+
+def _words(text: str) -> set[str]:
+    """Every token of a fact, lower-cased, for "does it name this value" (commas in numbers dropped)."""
+    return {m.group(0).rstrip(".:,").lower().replace(",", "") for m in _VALUE_TOKEN.finditer(text)}
 
 
 def _value_clashes(
@@ -392,13 +604,21 @@ def _value_clashes(
     for pair in pairs:
         older, newer = facts[pair.older], facts[pair.newer]
         close = pair.similarity >= CLASH_COSINE or (pair.signals.same_subject and pair.similarity >= LINK_COSINE)
-        if not close or pair.announced or _same_session(older, newer) or older.agent == newer.agent:
+        if not close or pair.announced or older.agent == newer.agent or _refinement(older, newer):
             continue
+        if _periods_differ(older.text, newer.text):
+            continue  # "the bill for July" and "the August invoice" are two bills
+        if PLANNED.search(older.text) or PLANNED.search(newer.text):
+            continue  # "next Sunday we could try 15 km" states no current value
+        if _other_people(older.text) != _other_people(newer.text):
+            continue  # "Brightpath's sister company … 12,000 USD" is not Brightpath's deal
         if pair.older in retired or pair.newer in retired or ANNOUNCED.search(older.text):
             continue
         if bool(BOUND.search(older.text)) != bool(BOUND.search(newer.text)):
             continue  # a budget or a limit and a measurement do not clash; two limits do
         measure = _clashing_measure(pair.signals)
+        if measure is None and _same_time_other_source(older, newer) and _same_thing(older, newer):
+            measure = _clashing_count(older.text, newer.text)
         if measure is None and pair.similarity >= CLASH_COSINE:
             measure = _clashing_instruction(older.text, newer.text)
         if measure is None:
@@ -427,6 +647,8 @@ def _versions_moved_on(
         older, newer = facts[pair.older], facts[pair.newer]
         if not pair.signals.version_mismatch or pair.announced or pair.older in retired:
             continue
+        if not (EXPLICIT_VERSION.search(older.text) and EXPLICIT_VERSION.search(newer.text)):
+            continue  # "HbA1c 7.4%" … "6.6%" are measurements, not versions
         if newer.at - older.at < VERSION_STALE_GAP or ANNOUNCED.search(newer.text):
             continue
         add(
@@ -492,6 +714,31 @@ def _clashing_measure(signals: RuleSignals) -> str | None:
     if signals.dates_a and signals.dates_b and not set(signals.dates_a) & set(signals.dates_b):
         return "dates"
     return None
+
+
+def _same_thing(a: StoryFact, b: StoryFact) -> bool:
+    """Both facts name what they are about, and it is the same ("resting heart rate"), or one names the other."""
+    if a.agent != b.agent and (FIRST_PERSON.search(a.text) or FIRST_PERSON.search(b.text)):
+        return False  # two speakers' "I" are two people
+    return entities_agree(_entity(a), _entity(b)) is True
+
+
+def _clashing_count(a: str, b: str) -> str | None:
+    """Numbers of the same word ("56 bpm" / "61 bpm", "41%" / "36%", "1,000 requests" / "600 requests")
+    that differ: what ``_clashing_measure`` reads for units it knows, for any word after a number."""
+    counts_a, counts_b = _counts(a), _counts(b)
+    for word in sorted(set(counts_a) & set(counts_b)):
+        if not counts_a[word] & counts_b[word]:
+            return f"{word} values"
+    return None
+
+
+def _counts(text: str) -> dict[str, set[str]]:
+    """``{"bpm": {"56"}}``: each number, by the word (or "%") right after it."""
+    counts: dict[str, set[str]] = {}
+    for number, word in COUNT.findall(text):
+        counts.setdefault(word.lower(), set()).add(number.replace(",", ""))
+    return counts
 
 
 def _clashing_instruction(a: str, b: str) -> str | None:

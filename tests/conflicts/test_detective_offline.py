@@ -372,3 +372,128 @@ def test_two_speakers_first_person_lines_are_never_one_timeline() -> None:
     assert kind == "contradiction"
     # ... two speakers are two people.
     assert flags([said("f1", lines[0], 0, "human"), said("f2", lines[1], 29, "bot")], script) == []
+
+
+# Values that come back after an announced change (2026-11-25): the values carry the timeline, so the
+# classifier's verdicts play no part (every pair below is scripted as compatible).
+RETRO = [
+    fact("f1", "Team retro is on Mondays at 15:00 in room Kestrel", 0, scope="rituals", agent="pa"),
+    fact("f2", "Moved the team retro to Wednesdays at 11:00 in room Osprey", 40, scope="rituals", agent="pa"),
+]
+
+
+def test_a_value_an_announced_change_dropped_coming_back_is_a_reversal() -> None:
+    story = [*RETRO, fact("f3", "Team retro in room Kestrel, Mondays 15:00 as always", 75, "rituals", "calendar")]
+
+    assert flags(story, ALL_COMPATIBLE) == [("reversal", ["f1", "f2", "f3"])]
+
+
+def test_an_old_value_passed_on_to_someone_is_stale() -> None:
+    story = [
+        fact("f1", "The Basic plan costs 12 euros a month per seat", 0, scope="pricing", agent="pm"),
+        fact("f2", "Basic plan price raised to 15 euros a month per seat from March", 50, "pricing", "finance"),
+        fact("f3", "Told a prospect the Basic plan costs 12 euros a month per seat", 80, "pricing", "sales"),
+    ]
+
+    assert flags(story, ALL_COMPATIBLE) == [("stale", ["f2", "f3"])]
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        "Switched the team retro back to Mondays at 15:00 in room Kestrel",  # announced: a decision
+        "Retro on Wednesday at 11:00 in room Osprey; Kestrel is booked for interviews",  # names B's value
+        "The user's partner has a team retro on Mondays at 15:00 in room Kestrel",  # someone else's
+    ],
+)
+def test_these_later_facts_are_no_return_to_the_dropped_value(later: str) -> None:
+    story = [*RETRO, fact("f3", later, 75, scope="rituals", agent="calendar")]
+
+    assert [kind for kind, _ in flags(story, ALL_COMPATIBLE)] != ["reversal"]
+
+
+def test_an_addition_keeps_what_was_there() -> None:
+    story = [
+        fact("f1", "Reports export to PDF and DOCX", 0, scope="reports", agent="pm"),
+        fact("f2", "Reports now also export to HTML", 30, scope="reports", agent="pm"),
+        fact("f3", "Reports export to PDF only", 60, scope="reports", agent="support"),
+    ]
+
+    assert [kind for kind, _ in flags(story, ALL_COMPATIBLE)] != ["reversal"]
+
+
+def test_another_things_number_is_no_return() -> None:
+    story = [
+        fact("f1", "`dark_mode` flag on for 10% of users", 0, scope="flags", agent="flag-bot"),
+        fact("f2", "dark_mode ramped to 50% of users", 20, scope="flags", agent="flag-bot"),
+        fact("f3", "`new_editor` flag on for 10% of users", 60, scope="flags", agent="flag-bot"),
+    ]
+
+    assert flags(story, ALL_COMPATIBLE) == []
+
+
+def test_a_measurement_with_a_decimal_is_no_version() -> None:
+    story = [
+        fact("f1", "Uptime last quarter was 99.82 percent", 0, scope="sla", agent="ops"),
+        fact("f2", "Uptime this quarter is 99.95 percent", 95, scope="sla", agent="ops"),
+    ]
+
+    assert flags(story, ALL_COMPATIBLE) == []
+
+
+def test_one_agents_later_number_is_an_update_not_a_dispute() -> None:
+    story = [
+        fact("f1", "Weekly active teams: 3,900", 0, scope="metrics", agent="pm"),
+        fact("f2", "Weekly active teams: 4,350", 30, scope="metrics", agent="pm"),
+    ]
+
+    assert flags(story, {("f1", "f2"): (CHANGE, 0.9)}) == []
+
+
+def test_two_agents_minutes_apart_at_odds_are_an_ambiguity() -> None:
+    story = [
+        fact("f1", "Median build time is 14 minutes", 0, scope="ci", agent="ci-bot"),
+        fact("f2", "Median build time is 19 minutes", 0.005, scope="ci", agent="dev-notes"),
+    ]
+
+    assert flags(story, {("f1", "f2"): (CHANGE, 0.9)}) == [("ambiguity", ["f1", "f2"])]
+
+
+def test_numbers_of_the_same_word_from_two_sources_at_once_clash() -> None:
+    story = [
+        fact("f1", "Average page weight: 820 kilobytes on the pricing page", 0, scope="web", agent="perf-bot"),
+        fact("f2", "Average page weight is 1,240 kilobytes on the pricing page", 0.005, scope="web", agent="seo"),
+    ]
+
+    assert flags(story, ALL_COMPATIBLE) == [("ambiguity", ["f1", "f2"])]
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("Cloud bill for March: 10,200 USD", "Cloud bill for April: 12,900 USD"),  # two periods
+        ("Lumen renewal: 40,000 USD a year", "Lumen's sister company wants a quote, about 9,000 USD a year"),
+    ],
+)
+def test_two_sources_numbers_about_different_things_do_not_clash(older: str, newer: str) -> None:
+    story = [fact("f1", older, 0, scope="x", agent="finance"), fact("f2", newer, 3, scope="x", agent="sales")]
+
+    assert flags(story, ALL_COMPATIBLE) == []
+
+
+def test_a_plan_states_no_value_to_clash_with() -> None:
+    story = [
+        fact("f1", "The Sunday long run went well, 14 km", 0, scope="running", agent="user"),
+        fact("f2", "Next Sunday the long run could be 16 km", 0.001, scope="running", agent="bot"),
+    ]
+
+    assert flags(story, ALL_COMPATIBLE) == []
+
+
+def test_two_speakers_each_in_the_first_person_do_not_dispute() -> None:
+    story = [
+        fact("f1", "I ran 14 km on Sunday, my longest so far", 0, scope="chat", agent="user"),
+        fact("f2", "I ran 21 km on Sunday, a half marathon", 0.001, scope="chat", agent="bot"),
+    ]
+
+    assert flags(story, {("f1", "f2"): (CHANGE, 0.9)}) == []
