@@ -139,8 +139,13 @@ _ATTRIBUTE_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"\bfavou?rite\b", "favourite"),
     # "Printer paper comes from Staples", "Beans are ordered from a roaster": where it comes from.
     (r"\b(?:comes?|coming|came|ordered|bought|delivered|supplied|sourced)\s+(?:from|by)\b|\bsupplier\b", "supplier"),
-    # "Book club is on Mondays", "Swim lessons moved to Tuesday and Friday": when it happens.
-    (r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b", "schedule"),
+    # "Book club is on Mondays", "every Tuesday", "moved to Tuesday and Friday": when it recurs — not
+    # one day ("made pizza on Friday" is an event, not a schedule).
+    (
+        r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days\b|\bevery (?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
+        r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day(?:,\s*|\s+(?:and|or|to)\s+)(?:mon|tues|wednes|thurs|fri|satur|sun)day\b",
+        "schedule",
+    ),
 )
 _ATTRIBUTE_RES = tuple((re.compile(p, re.IGNORECASE), a) for p, a in _ATTRIBUTE_PATTERNS)
 

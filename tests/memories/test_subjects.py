@@ -133,3 +133,9 @@ def test_a_noun_after_an_article_and_a_phrase_without_a_verb() -> None:
     assert subject_of("The help desk is open 8 to 17 on weekdays.") == Subject("help desk", "opening hours")
     # A terse note without a verb: the entity stops before its preposition.
     assert subject_of("Waitlist at 5,100 after the launch post.").entity == "waitlist"
+
+
+def test_one_day_is_an_event_not_a_schedule() -> None:
+    assert subject_of("Safa baked bread by herself on Saturday.").attribute == ""
+    assert subject_of("Piano lessons moved to Tuesday and Friday.").attribute == "schedule"
+    assert subject_of("Bins go out every Monday.").attribute == "schedule"
