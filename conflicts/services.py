@@ -167,7 +167,7 @@ def conflict_resolve(
     if pair_already_considered(older, newer):
         return Resolution("none")
     if not guard.automatic:
-        return _ask_instead(older, newer, verdict, context, actor, known_different=guard.different)
+        return _ask_instead(older, newer, verdict, context, actor)
     with transaction.atomic():
         locked_older, locked_newer = _lock_live(older, newer)
         if locked_older is None or locked_newer is None:
@@ -185,15 +185,7 @@ def conflict_resolve(
         return _record(older, newer, verdict, context, actor)
 
 
-def _ask_instead(
-    older: Memory,
-    newer: Memory,
-    verdict: Verdict,
-    context: DetectionContext,
-    actor: Actor,
-    *,
-    known_different: bool = True,
-) -> Resolution:
+def _ask_instead(older: Memory, newer: Memory, verdict: Verdict, context: DetectionContext, actor: Actor) -> Resolution:
     """Subjects not shown to agree: a card when sure enough to ask (never a supersede or merge), else a record."""
     if verdict.relation == Relation.DUPLICATE:
         return Resolution("none")  # two facts alike in wording but not shown to be one: keep both
@@ -207,10 +199,9 @@ def _ask_instead(
         temporal = verdict.relation == Relation.TEMPORAL_CHANGE
         loser, winner = (newer, older) if temporal and verdict.current == "a" else (older, newer)
         tolerance = tolerance_value(older.workspace)
-        # Subjects known to differ, and a verdict sure enough that the hub would have acted had they
-        # agreed: an open record, which recall flags and the detective may raise. Where a subject is
-        # only unknown (the reader found no attribute), a sure verdict is asked about instead.
-        sure = known_different and verdict.probability >= auto_resolve_threshold(tolerance)
+        # Sure enough that the hub would have acted had the subjects agreed: an open record, which
+        # recall flags and the detective may raise — a card is for what the hub is unsure of.
+        sure = verdict.probability >= auto_resolve_threshold(tolerance)
         if verdict.probability < surface_threshold(tolerance) or sure:
             kind = UncertaintyType.STALE if temporal else UncertaintyType.CONTRADICTION
             return _record(loser, winner, verdict, context, actor, kind)
