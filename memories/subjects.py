@@ -94,8 +94,14 @@ _ATTRIBUTE_PATTERNS: tuple[tuple[str, str], ...] = (
     ),
     (r"\bbirthday\b|\bborn\b", "birth"),
     (r"\b\d+ years? old\b|\baged? \d+\b", "age"),
-    (r"\btime ?zone\b|\bUTC[+-]\d|\bCET\b|\bPST\b|\bEST\b", "time zone"),
     (r"\b(?:support|opening|office|business) hours\b|\bopen from\b|\bopening times\b", "opening hours"),
+    # "open 8 to 17", "available 12 hours a day", "staffed 24/7": when someone can be reached.
+    (
+        r"\b(?:open|available|staffed|reachable|closed)\b.*?(?:\b\d{1,2}(?:[:.]\d\d)?\s*(?:to|until|-|–)\s*\d"
+        r"|\b\d+ hours a day\b|\b24/7\b|\bround the clock\b)",
+        "opening hours",
+    ),
+    (r"\btime ?zone\b|\bUTC[+-]\d|\bCET\b|\bPST\b|\bEST\b", "time zone"),
     (r"\bstand-?ups?\b|\bmeetings?\b|\bsync\b|\b1:1\b|\bone-on-one\b", "meeting schedule"),
     (
         r"\bdeploy(?:s|ed|ing|ment)?\b.*\b(?:on|every)\b.*\b(?:monday|tuesday|wednesday|thursday|friday|day)s?\b",
@@ -110,7 +116,12 @@ _ATTRIBUTE_PATTERNS: tuple[tuple[str, str], ...] = (
         "exercise",
     ),
     (r"\bdogs?\b|\bcats?\b|\bpets?\b|\bpupp(?:y|ies)\b|\bkittens?\b", "pet"),
-    (r"\bspeaks?\b|\bnative language\b|\blanguage\b", "language"),
+    (
+        r"\bspeaks?\b|\bnative language\b|\blanguage\b|\b(?:english|german|french|spanish|italian|portuguese|"
+        r"dutch|swedish|norwegian|danish|finnish|polish|czech|greek|turkish|russian|ukrainian|arabic|hebrew|hindi|"
+        r"japanese|korean|chinese|mandarin|cantonese)\b",
+        "language",
+    ),
     (r"\bphone\b|\bmobile number\b|\bemail\b|\baddress\b", "contact details"),
     (
         r"\bowns?\b|\bowner\b|\bowned by\b|\bmaintain(?:s|ed by)\b|\bresponsible for\b|\bin charge of\b|\btook over\b",
@@ -126,6 +137,15 @@ _ATTRIBUTE_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"\bcloud\b|\baws\b|\bgcp\b|\bazure\b|\bhosted on\b|\bhosting\b", "hosting"),
     (r"\bcoffee\b|\btea\b", "coffee"),
     (r"\bfavou?rite\b", "favourite"),
+    # "Printer paper comes from Staples", "Beans are ordered from a roaster": where it comes from.
+    (r"\b(?:comes?|coming|came|ordered|bought|delivered|supplied|sourced)\s+(?:from|by)\b|\bsupplier\b", "supplier"),
+    # "Book club is on Mondays", "every Tuesday", "moved to Tuesday and Friday": when it recurs — not
+    # one day ("made pizza on Friday" is an event, not a schedule).
+    (
+        r"\b(?:mon|tues|wednes|thurs|fri|satur|sun)days\b|\bevery (?:mon|tues|wednes|thurs|fri|satur|sun)day\b"
+        r"|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day(?:,\s*|\s+(?:and|or|to)\s+)(?:mon|tues|wednes|thurs|fri|satur|sun)day\b",
+        "schedule",
+    ),
 )
 _ATTRIBUTE_RES = tuple((re.compile(p, re.IGNORECASE), a) for p, a in _ATTRIBUTE_PATTERNS)
 
@@ -157,6 +177,8 @@ _UNIT_ATTRIBUTES = {
     "hours": "duration",
     "ms": "latency",
     "%": "percentage",
+    "mg": "dose",
+    "mcg": "dose",
     "replicas": "replica count",
     "nodes": "node count",
     "pods": "pod count",
@@ -357,6 +379,14 @@ _VERB_BASES = [
     "migrate",
     "cache",
     "sync",
+    "pass",
+    "choose",
+    "pick",
+    "hire",
+    "install",
+    "wear",
+    "cut",
+    "see",
 ]
 
 
@@ -436,6 +466,12 @@ _IRREGULAR = [
     "stood",
     "won",
     "lost",
+    "chose",
+    "chosen",
+    "wore",
+    "worn",
+    "saw",
+    "seen",
 ]
 _VERBS = frozenset(form for base in _VERB_BASES for form in _inflections(base)) | frozenset(_IRREGULAR)
 _MODALS_AND_ADVERBS = frozenset(
@@ -587,11 +623,16 @@ def normalise_entity(phrase: str) -> str:
         words = words[1:]
     if not words:
         return ""
+    while len(words) > 1 and words[-1] in _TRAILING:
+        words = words[:-1]  # "waitlist at 5,100": the entity ends before its preposition
     joined = " ".join(words)
     joined = re.sub(r"\bthe user\b", "user", joined)
     if joined in _USER_WORDS:
         return "user"
     return joined
+
+
+_TRAILING = frozenset(["at", "to", "in", "on", "of", "for", "from", "with", "by", "and", "or"])
 
 
 def _read(text: str) -> tuple[str, str]:
@@ -649,6 +690,11 @@ def _read(text: str) -> tuple[str, str]:
     if role and _known_attribute(role.group("role")):
         # "Ivo is the on-call engineer this week": an identity statement about a unique role.
         return normalise_entity(role.group("role")), _attribute_from(role.group("role"), "")
+    acted_on = _ACTED_ON.match(predicate)
+    if acted_on and not _relative_noun(acted_on.group("owned")):
+        # "The cardiologist lowered the user's ramipril to 2.5 mg": about the user's dose.
+        owned = acted_on.group("owned")
+        return normalise_entity(acted_on.group("owner")), _attribute_from(predicate, "") or canonical_attribute(owned)
     entity, owned = _split_owner(entity)
     named = _NAMED_COMPLEMENT.match(predicate)
     if owned == "" and "'s " in entity and named:
@@ -658,12 +704,33 @@ def _read(text: str) -> tuple[str, str]:
     attribute = _attribute_from(predicate, owned)
     if attribute == "home city" and not _MOVE_IN_PLACE.search(predicate) and not _person_like(entity, subject_words):
         attribute = ""  # "The API moved to GraphQL": things move too, but have no home city
+    if not attribute and not owned:
+        role = _AS_ROLE.search(predicate)
+        if role:
+            attribute = canonical_attribute(role.group("role"))  # "chose Dr. Moreau as their physiotherapist"
     if not attribute and not owned and _known_attribute(entity):
         # "Standups are at 9:00", "The rate limit is 500 req/s": the subject names the property.
         attribute = _attribute_from(entity, "")
     if not attribute and predicate_words and (predicate_words[0][0].isdigit() or predicate_words[0] in "€$£"):
         attribute = "value"  # "Node 22 now", "Weekly active teams 4,480": the subject's figure
     return entity, attribute
+
+
+# "… as their physiotherapist", "… as the team's lead": the role a named value fills.
+_AS_ROLE = re.compile(
+    r"\bas\s+(?:their|his|her|its|our|my|the\s+\w+'s|the)\s+(?P<role>[a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s*$",
+    re.IGNORECASE,
+)
+# Someone changed a thing that belongs to someone else: "raised the user's dose to 20 mg".
+_ACTED_ON = re.compile(
+    r"^(?:raised|lowered|increased|decreased|reduced|cut|bumped|changed|moved|switched|updated|set|doubled|halved)"
+    r"\s+(?P<owner>(?:the\s+)?[\w-]+(?:\s+[\w-]+)?)'s\s+(?P<owned>[\w-]+(?:\s+(?!(?:to|from|by|on|in|at|for|with|into|onto|off)\b)[\w-]+)?)\b",
+    re.IGNORECASE,
+)
+
+
+def _relative_noun(words: str) -> bool:
+    return words.split()[-1].lower() in _PERSON_NOUNS
 
 
 _MOVE_IN_PLACE = re.compile(r"\b(?:lives?|living|lived|resides?|residing|based)\b", re.IGNORECASE)
@@ -677,10 +744,17 @@ def _person_like(entity: str, subject_words: list[str]) -> bool:
     return bool(first) and first[0].isupper() and first.lower() not in _DETERMINERS
 
 
+_SENTENCE_BREAK = re.compile(
+    r"(?<=[.!?])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)(?<!\bProf\.)(?<!\be\.g\.)(?<!\bi\.e\.)"
+    r"\s+(?=[A-Z])|;\s+|\s+[—–]\s+"
+)
+
+
 def _first_clause(text: str) -> str:
     text = _PARENTHESES.sub("", text.strip())
     # The first sentence: a fact's later sentences give reasons ("Reason: the cluster kept …").
-    first = re.split(r"(?<=[.!?])\s+(?=[A-Z])|;\s+|\s+[—–]\s+", text, maxsplit=1)[0]
+    # Not after a title ("Dr. Moreau") or an abbreviation ("e.g. Redis").
+    first = re.split(_SENTENCE_BREAK, text, maxsplit=1)[0]
     return first.strip().rstrip(".!?")
 
 
@@ -707,7 +781,14 @@ def _subject_end(tokens: list[str]) -> int:
             return index
         if index > 0 and (token[0].isdigit() or token[0] in "€$£"):
             return index
-        if index > 0 and word in _VERBS and not token[0].isupper() and not _reads_as_noun(tokens, index):
+        after_determiner = tokens[index - 1].lower() in _DETERMINERS if index > 0 else False
+        if (
+            index > 0
+            and word in _VERBS
+            and not token[0].isupper()
+            and not after_determiner  # "The help desk", "the run book": a noun after an article
+            and not _reads_as_noun(tokens, index)
+        ):
             return index
         if index > 0 and _third_person_verb(tokens, index):
             return index
@@ -845,7 +926,9 @@ def entities_agree(a: str, b: str) -> bool | None:
         return None
     if a == b:
         return True
-    wa, wb = a.split(), b.split()
+    wa, wb = [_singular(w) for w in a.split()], [_singular(w) for w in b.split()]
+    if wa == wb:
+        return True  # "book club meeting" and "book club meetings"
     short, long = (wa, wb) if len(wa) <= len(wb) else (wb, wa)
     # "acme" and "acme corp", "staging" and "the staging cluster": one names the other.
     # … or every word (two or more) of one is in the other ("max upload" and "max file upload");
@@ -853,6 +936,15 @@ def entities_agree(a: str, b: str) -> bool | None:
     return "'s" not in " ".join(long) and (
         long[: len(short)] == short or long[-len(short) :] == short or (len(short) > 1 and set(short) <= set(long))
     )
+
+
+def _singular(word: str) -> str:
+    """ "meetings" → "meeting", "deliveries" → "delivery"; "status", "class", "its" stay."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is", "'s")):
+        return word[:-1]
+    return word
 
 
 def attributes_agree(a: str, b: str) -> bool | None:

@@ -19,6 +19,7 @@ by ``python manage.py train_detector``, the cross-encoder's by
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -258,13 +259,18 @@ def _announced_within_subject(older: Memory, newer: Memory, prediction: Predicti
     (memories/subjects.py), the newer one at least a day later and announcing a
     change ("moved to", "now", "no longer", or "used to" on the older side). The
     subject plays the part an agent's ``key`` plays: the same slot with a new value.
-    Not when both say the same thing (a duplicate is for the merge rule).
+    Not when both say the same thing (a duplicate is for the merge rule): a
+    verdict of duplicate stands unless the newer fact names a value the older
+    one lacks ("The book club meeting is on Mondays." → "Book club meetings are
+    on Wednesdays now." reads alike to the model, but Wednesday is new).
     """
     agreement = subjects_agree(older.subject, newer.subject)
     signals = prediction.signals
     announced = signals.change_markers_b or signals.past_markers_a
     later = (newer.valid_from - older.valid_from).days >= 1
-    if not (agreement.same and announced and later) or prediction.relation == Relation.DUPLICATE:
+    if not (agreement.same and announced and later):
+        return None
+    if prediction.relation == Relation.DUPLICATE and not new_values(older.text, newer.text):
         return None
     marker = (signals.change_markers_b or signals.past_markers_a)[0]
     return Verdict(
@@ -275,6 +281,35 @@ def _announced_within_subject(older: Memory, newer: Memory, prediction: Predicti
         announced=True,
         reasons=(f'same subject ({newer.subject.label}) and the newer fact announces a change ("{marker}")',),
     )
+
+
+_VALUE_TOKEN = re.compile(r"[\w][\w.%/:+-]*")
+_CALENDAR = re.compile(
+    r"^(?:mon|tues|wednes|thurs|fri|satur|sun)days?$|^(?:january|february|march|april|may|june|july|august|"
+    r"september|october|november|december)$",
+    re.IGNORECASE,
+)
+
+
+def new_values(older: str, newer: str) -> list[str]:
+    """Values ``newer`` states and ``older`` does not: figures, names, days.
+
+    A value is a token with a digit ("B2", "6.6%", "10:00"), a capitalised word
+    not opening the sentence ("Viking", "Braga"), or a weekday or month.
+    """
+
+    def values(text: str) -> list[str]:
+        found = []
+        for index, token in enumerate(_VALUE_TOKEN.findall(text)):
+            token = token.rstrip(".:-")
+            if not token:
+                continue
+            if any(c.isdigit() for c in token) or _CALENDAR.match(token) or (index > 0 and token[0].isupper()):
+                found.append(token.lower().removesuffix("s") if _CALENDAR.match(token) else token.lower())
+        return found
+
+    stated = set(values(older))
+    return [value for value in values(newer) if value not in stated]
 
 
 def _corrected(older: Memory, newer: Memory, prediction: Prediction) -> Verdict | None:

@@ -115,3 +115,55 @@ def test_one_speaker_or_an_unknown_speaker_is_not_two_people() -> None:
     assert not _speakers_differ("Note: I rotated the keys.", "ops-bot", "I rotated the keys again.", "ops-bot")
     assert not about_the_speaker("Jana lives in Rome.", "jana")
     assert about_the_speaker("My sister Jana lives in Rome.", subject_of("My sister Jana lives in Rome.").entity)
+
+
+# Hand-written pairs about one subject whose wording used to hide it (2026-11-25, issue 21 probes work).
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("The book club meeting is on Mondays.", "Book club meetings are on Wednesdays now."),  # a plural
+        ("Printer paper comes from Staples.", "Printer paper now comes from Viking."),  # where it comes from
+        ("The help desk is open 8 to 17 on weekdays.", "The help desk is now available 24 hours a day."),
+        ("The user's physiotherapist is Dr. Alves.", "The user chose Dr. Moreau as their physiotherapist."),
+        ("The user pays 900 euros rent.", "The landlord raised the user's rent to 1,000 euros."),
+        ("The user's Spanish is at A2.", "The user passed the C1 Spanish exam."),
+        ("The user takes 5 mg ramipril.", "The cardiologist lowered the user's ramipril to 2.5 mg."),
+    ],
+)
+def test_one_subject_in_different_words(older: str, newer: str) -> None:
+    assert subjects_agree(subject_of(older), subject_of(newer)).same
+
+
+def test_a_title_does_not_end_the_sentence() -> None:
+    assert subject_of("The user sees Dr. Alves on Mondays.") == Subject("user", "schedule")
+
+
+def test_what_someone_else_changed_is_about_its_owner() -> None:
+    assert subject_of("The landlord raised the user's rent to 1,000 euros.") == Subject("user", "price")
+    # … but a relative stays a person of their own.
+    assert subject_of("The school moved the user's son to another class.").entity != "user"
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("The prod-eu cluster has 12 nodes.", "The prod-us clusters have 9 nodes."),
+        ("The user lives in Porto.", "The user's brother lives in Braga."),
+        ("Yoga is on Tuesdays.", "Pottery class is on Tuesdays."),
+    ],
+)
+def test_plurals_and_new_patterns_do_not_join_different_subjects(older: str, newer: str) -> None:
+    assert not subjects_agree(subject_of(older), subject_of(newer)).same
+
+
+def test_a_noun_after_an_article_and_a_phrase_without_a_verb() -> None:
+    # "help" after "the" is a noun, not the verb that ends the subject.
+    assert subject_of("The help desk is open 8 to 17 on weekdays.") == Subject("help desk", "opening hours")
+    # A terse note without a verb: the entity stops before its preposition.
+    assert subject_of("Waitlist at 5,100 after the launch post.").entity == "waitlist"
+
+
+def test_one_day_is_an_event_not_a_schedule() -> None:
+    assert subject_of("Safa baked bread by herself on Saturday.").attribute == ""
+    assert subject_of("Piano lessons moved to Tuesday and Friday.").attribute == "schedule"
+    assert subject_of("Bins go out every Monday.").attribute == "schedule"
