@@ -30,10 +30,10 @@ from pgvector.django import CosineDistance
 from conflicts.models import Uncertainty, UncertaintyState, UncertaintyType
 from conflicts.upkeep import formulas, signals
 from conflicts.upkeep.decay import decay_batch
-from conflicts.upkeep.runs import Cycle, last_started
-from memories.audit import Actor, Tracker, record_event
+from conflicts.upkeep.runs import Cycle, last_started, record_upkeep_event
+from memories.audit import Actor, Tracker
 from memories.models import LIVE_STATUSES, Link, Memory, Status
-from memories.services import apply_link
+from memories.services import apply_link, memory_decay_due_now
 from workspaces.models import Workspace
 
 ACTOR = Actor.system("confidence")
@@ -55,7 +55,7 @@ def run_confidence(cycle: Cycle) -> None:
         done += batch
     while penalty_batch(cycle):
         pass
-    # Evidence and penalties emptied the changed facts' decay_due_at: recompute them now.
+    # Evidence and penalties made the changed facts due (memory_decay_due_now): recompute them now.
     while decay_batch(cycle):
         pass
 
@@ -153,9 +153,9 @@ def _add_evidence(fact: Memory, supporters: list[Memory], now: dt.datetime) -> i
     anchor = round(anchor, 6)
     tracker.update(fact, evidence_confidence=anchor, evidence_at=at)
     tracker.update(fact, confidence=round(formulas.confidence_now(fact, now), 6))
-    fact.decay_due_at = None
-    fact.save(update_fields=["evidence_confidence", "evidence_at", "confidence", "decay_due_at"])
-    record_event(
+    fact.save(update_fields=["evidence_confidence", "evidence_at", "confidence"])
+    memory_decay_due_now(memory_ids=[fact.pk])
+    record_upkeep_event(
         workspace=Workspace(pk=fact.workspace_id),
         actor=ACTOR,
         verb="upkeep.evidence",
@@ -209,9 +209,9 @@ def _penalize(clash: Uncertainty, now: dt.datetime) -> int:
         anchor, _ = formulas.evidence_of(memory)
         tracker.update(memory, evidence_confidence=round(formulas.contradiction_penalty(anchor), 6))
         tracker.update(memory, confidence=round(formulas.confidence_now(memory, now), 6))
-        memory.decay_due_at = None
-        memory.save(update_fields=["evidence_confidence", "confidence", "decay_due_at"])
-    record_event(
+        memory.save(update_fields=["evidence_confidence", "confidence"])
+        memory_decay_due_now(memory_ids=[memory.pk])
+    record_upkeep_event(
         workspace=Workspace(pk=clash.workspace_id),
         actor=ACTOR,
         verb="upkeep.penalty",
@@ -232,4 +232,4 @@ def penalty_lift(tracker: Tracker, memory: Memory) -> None:
     lifted = round(min(1.0, anchor / float(settings.MEMORYHUB_CONTRADICTION_PENALTY)), 6)
     tracker.update(memory, evidence_confidence=lifted)
     tracker.update(memory, confidence=round(formulas.confidence_now(memory, timezone.now()), 6))
-    memory.decay_due_at = None
+    memory_decay_due_now(memory_ids=[memory.pk])

@@ -32,8 +32,8 @@ from conflicts.detection.pipeline import detect_and_resolve
 from conflicts.models import DetectionContext
 from conflicts.services import merge_winner
 from conflicts.upkeep import signals
-from conflicts.upkeep.runs import Cycle, last_started
-from memories.audit import Actor, Tracker, record_event
+from conflicts.upkeep.runs import Cycle, last_started, record_upkeep_event
+from memories.audit import Actor, Tracker
 from memories.models import Event, Memory, Status
 from memories.services import apply_merge
 from workspaces.models import Workspace
@@ -147,7 +147,7 @@ def _consolidate(fact_id: uuid.UUID) -> str:
     tracker = Tracker()
     apply_merge(tracker, winner=winner, losers=losers, actor=ACTOR)
     texts = "; ".join(f"{m.text!r} ({m.confidence:.2f}, cosine {similarity.get(m.pk, 0):.2f})" for m in losers)
-    record_event(
+    record_upkeep_event(
         workspace=Workspace(pk=winner.workspace_id),
         actor=ACTOR,
         verb="upkeep.merge",

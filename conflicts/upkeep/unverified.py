@@ -37,8 +37,8 @@ from conflicts.models import (
 )
 from conflicts.reliability import reliability_lower, reliability_raise
 from conflicts.services import UNCERTAINTY_FIELDS, surface_context
-from conflicts.upkeep.runs import Cycle
-from memories.audit import Actor, Tracker, record_event
+from conflicts.upkeep.runs import Cycle, record_upkeep_event
+from memories.audit import Actor, Tracker
 from memories.hooks import FactReinforced, FactsEmbedded, FactsWaiting
 from memories.models import LIVE_STATUSES, Memory, Reliability, Source
 from workspaces.models import Workspace
@@ -141,7 +141,7 @@ def run_unverified(cycle: Cycle) -> None:
 def _solo(memory: Memory, kind: UncertaintyType, why: str) -> Uncertainty:
     tracker = Tracker()
     if kind == UncertaintyType.UNVERIFIED and reliability_lower(tracker, memory, Reliability.UNCERTAIN):
-        memory.save(update_fields=["reliability", "decay_due_at"])
+        memory.save(update_fields=["reliability"])
     record = Uncertainty.objects.create(
         workspace_id=memory.workspace_id,
         memory_a=memory,
@@ -154,7 +154,7 @@ def _solo(memory: Memory, kind: UncertaintyType, why: str) -> Uncertainty:
         surface_context=surface_context(memory, None),
     )
     tracker.created(record, UNCERTAINTY_FIELDS)
-    record_event(
+    record_upkeep_event(
         workspace=Workspace(pk=memory.workspace_id),
         actor=ACTOR,
         verb="upkeep.unverified" if kind == UncertaintyType.UNVERIFIED else "upkeep.stale",
@@ -171,7 +171,7 @@ def unverified_settle(record: Uncertainty, actor: Actor = ACTOR) -> None:
     memory = Memory.objects.select_for_update().get(pk=record.memory_a_id)
     tracker = Tracker()
     if reliability_raise(tracker, memory):
-        memory.save(update_fields=["reliability", "decay_due_at"])
+        memory.save(update_fields=["reliability"])
     tracker.update(
         record,
         state=UncertaintyState.RESOLVED,
@@ -180,7 +180,7 @@ def unverified_settle(record: Uncertainty, actor: Actor = ACTOR) -> None:
         resolved_at=timezone.now(),
     )
     record.save()
-    record_event(
+    record_upkeep_event(
         workspace=Workspace(pk=memory.workspace_id),
         actor=actor,
         verb="upkeep.verified",
