@@ -49,10 +49,12 @@ import django  # noqa: E402
 django.setup()
 
 from django.db import connection, transaction  # noqa: E402
+from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from bench.commit import SEED_COLUMNS, fact_text, seed_row  # noqa: E402
 from bench.common import cpu_model, load_average, migrate_database  # noqa: E402
+from conflicts.detection.candidates import candidates_for  # noqa: E402
 from conflicts.detection.classifier import classify  # noqa: E402
 from conflicts.models import JobRun, JobState  # noqa: E402
 from conflicts.upkeep import JOBS, formulas  # noqa: E402
@@ -267,19 +269,16 @@ def mark_previous_runs(workspace_id: int, at: dt.datetime, jobs: tuple[str, ...]
 
 
 def explain_candidates(workspace_id: int) -> str:
-    """The plan of detection's neighbour query (conflicts/detection/candidates.py) for one fact of the workspace."""
-    fact = Memory.objects.filter(workspace_id=workspace_id, status="active").only("embedding").first()
+    """``EXPLAIN ANALYZE`` of detection's own neighbour query (as ``candidates_for`` sent it) for one fact."""
+    fact = Memory.objects.filter(workspace_id=workspace_id, status="active").first()
     assert fact is not None
-    vector = "[" + ",".join(f"{x:.6f}" for x in fact.embedding) + "]"
+    with CaptureQueriesContext(connection) as captured:
+        candidates_for(fact)
+    sql = next(q["sql"] for q in captured.captured_queries if "<=>" in q["sql"])
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SET LOCAL hnsw.ef_search = 64")
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-        cursor.execute(
-            "EXPLAIN (ANALYZE, BUFFERS OFF, TIMING OFF, SUMMARY ON) SELECT id, embedding <=> %s::vector AS distance"
-            " FROM memories_memory WHERE workspace_id = %s AND status = ANY(%s) AND superseded_by_id IS NULL"
-            " AND embedding IS NOT NULL AND id <> %s ORDER BY distance LIMIT 30",
-            [vector, workspace_id, ["active", "deprecated"], fact.pk],
-        )
+        cursor.execute(f"EXPLAIN (ANALYZE, TIMING OFF) {sql}")
         return "\n".join(row[0] for row in cursor.fetchall())
 
 
@@ -299,6 +298,8 @@ def main() -> int:
         return 0
     classify("The API allows 1,000 req/s.", "The API allows 1,000 requests a second.")  # models loaded once
     with connection.cursor() as cursor:
+        # Statistics as autovacuum keeps them (a migration that just filled the side table leaves none).
+        cursor.execute(f"ANALYZE {DecaySchedule._meta.db_table}")
         cursor.execute("SELECT count(*) FROM memories_memory")
         table_rows = cursor.fetchone()[0]
     print(f"memories_memory holds {table_rows:,} rows (all workspaces)", flush=True)
