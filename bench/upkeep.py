@@ -32,6 +32,7 @@ import argparse
 import datetime as dt
 import os
 import random
+import re
 import sys
 import threading
 import time
@@ -279,7 +280,8 @@ def explain_candidates(workspace_id: int) -> str:
         cursor.execute("SET LOCAL hnsw.ef_search = 64")
         cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
         cursor.execute(f"EXPLAIN (ANALYZE, TIMING OFF) {sql}")
-        return "\n".join(row[0] for row in cursor.fetchall())
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    return re.sub(r"'\[[^\]]*\]'::vector", "'[…]'::vector", plan)
 
 
 def main() -> int:
