@@ -27,11 +27,12 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
+from conflicts import hooks
 from conflicts.models import Uncertainty, UncertaintyState, UncertaintyType
 from conflicts.upkeep import formulas, signals
 from conflicts.upkeep.decay import decay_batch
-from conflicts.upkeep.runs import Cycle, last_started, record_upkeep_event
-from memories.audit import Actor, Tracker
+from conflicts.upkeep.runs import Cycle, last_started
+from memories.audit import Actor, Tracker, record_event
 from memories.models import LIVE_STATUSES, Link, Memory, Status
 from memories.services import apply_link, memory_decay_due_now
 from workspaces.models import Workspace
@@ -155,17 +156,19 @@ def _add_evidence(fact: Memory, supporters: list[Memory], now: dt.datetime) -> i
     tracker.update(fact, confidence=round(formulas.confidence_now(fact, now), 6))
     fact.save(update_fields=["evidence_confidence", "evidence_at", "confidence"])
     memory_decay_due_now(memory_ids=[fact.pk])
-    record_upkeep_event(
-        workspace=Workspace(pk=fact.workspace_id),
-        actor=ACTOR,
-        verb="upkeep.evidence",
-        memory=fact,
-        changes=tracker.changes,
-        automatic=True,
-        reason=(
-            f"{len(linked)} later fact(s) at similarity ≥ {settings.MEMORYHUB_EVIDENCE_SIMILARITY} support it: "
-            f"c += {settings.MEMORYHUB_EVIDENCE_RATE}·(1 − c) each, now {anchor:.3f}"
-        ),
+    hooks.announce_decision(
+        record_event(
+            workspace=Workspace(pk=fact.workspace_id),
+            actor=ACTOR,
+            verb="upkeep.evidence",
+            memory=fact,
+            changes=tracker.changes,
+            automatic=True,
+            reason=(
+                f"{len(linked)} later fact(s) at similarity ≥ {settings.MEMORYHUB_EVIDENCE_SIMILARITY} support it: "
+                f"c += {settings.MEMORYHUB_EVIDENCE_RATE}·(1 − c) each, now {anchor:.3f}"
+            ),
+        )
     )
     return 1
 
@@ -211,17 +214,19 @@ def _penalize(clash: Uncertainty, now: dt.datetime) -> int:
         tracker.update(memory, confidence=round(formulas.confidence_now(memory, now), 6))
         memory.save(update_fields=["evidence_confidence", "confidence"])
         memory_decay_due_now(memory_ids=[memory.pk])
-    record_upkeep_event(
-        workspace=Workspace(pk=clash.workspace_id),
-        actor=ACTOR,
-        verb="upkeep.penalty",
-        memory=sides[0],
-        changes=tracker.changes,
-        automatic=True,
-        reason=(
-            f"contradiction: {sides[0].text!r} vs {sides[1].text!r}; both keep "
-            f"{settings.MEMORYHUB_CONTRADICTION_PENALTY:.0%} of their confidence until it is settled"
-        ),
+    hooks.announce_decision(
+        record_event(
+            workspace=Workspace(pk=clash.workspace_id),
+            actor=ACTOR,
+            verb="upkeep.penalty",
+            memory=sides[0],
+            changes=tracker.changes,
+            automatic=True,
+            reason=(
+                f"contradiction: {sides[0].text!r} vs {sides[1].text!r}; both keep "
+                f"{settings.MEMORYHUB_CONTRADICTION_PENALTY:.0%} of their confidence until it is settled"
+            ),
+        )
     )
     return 2
 

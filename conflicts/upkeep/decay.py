@@ -28,10 +28,11 @@ from django.db.models import Max, Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
+from conflicts import hooks
 from conflicts.models import JobRun, JobState, ResolutionStrategy, Uncertainty, UncertaintyState
 from conflicts.upkeep import formulas
-from conflicts.upkeep.runs import Cycle, record_upkeep_event
-from memories.audit import Actor, Tracker
+from conflicts.upkeep.runs import Cycle
+from memories.audit import Actor, Tracker, record_event
 from memories.models import DecaySchedule, Event, Memory, Status
 from workspaces.models import Workspace
 
@@ -165,14 +166,16 @@ def _retire(memory: Memory, status: str, confidence: float, since: dt.datetime |
                 resolved_at=timezone.now(),
             )
             record.save()
-    record_upkeep_event(
-        workspace=Workspace(pk=memory.workspace_id),
-        actor=ACTOR,
-        verb="upkeep.deprecate" if Status(status) == Status.DEPRECATED else "upkeep.decay",
-        memory=memory,
-        changes=tracker.changes,
-        automatic=True,
-        reason=reason,
+    hooks.announce_decision(
+        record_event(
+            workspace=Workspace(pk=memory.workspace_id),
+            actor=ACTOR,
+            verb="upkeep.deprecate" if Status(status) == Status.DEPRECATED else "upkeep.decay",
+            memory=memory,
+            changes=tracker.changes,
+            automatic=True,
+            reason=reason,
+        )
     )
 
 

@@ -18,10 +18,7 @@ from django.conf import settings
 from django.db.models import F
 from django.utils import timezone
 
-from conflicts import hooks
 from conflicts.models import JobRun, JobState
-from memories.audit import Actor, RowChange, record_event
-from memories.models import Event, Memory
 from workspaces.models import Workspace
 
 logger = logging.getLogger(__name__)
@@ -54,23 +51,6 @@ class Cycle:
 
 
 JobFunction = Callable[[Cycle], None]
-
-
-def record_upkeep_event(
-    *,
-    workspace: Workspace,
-    actor: Actor,
-    verb: str,
-    memory: Memory | None = None,
-    changes: list[RowChange] | None = None,
-    reason: str = "",
-    automatic: bool = True,
-) -> Event:
-    """``record_event`` for a job's change; an automatic decision is also announced (webhooks), once committed."""
-    event = record_event(
-        workspace=workspace, actor=actor, verb=verb, memory=memory, changes=changes, reason=reason, automatic=automatic
-    )
-    return hooks.announce_decision(event)
 
 
 def job_queue(*, job: str, workspace: Workspace | None, trigger: str = "manual") -> JobRun:

@@ -27,6 +27,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from conflicts import hooks
 from conflicts.models import (
     DetectionContext,
     ResolutionStrategy,
@@ -37,8 +38,8 @@ from conflicts.models import (
 )
 from conflicts.reliability import reliability_lower, reliability_raise
 from conflicts.services import UNCERTAINTY_FIELDS, surface_context
-from conflicts.upkeep.runs import Cycle, record_upkeep_event
-from memories.audit import Actor, Tracker
+from conflicts.upkeep.runs import Cycle
+from memories.audit import Actor, Tracker, record_event
 from memories.hooks import FactReinforced, FactsEmbedded, FactsWaiting
 from memories.models import LIVE_STATUSES, Memory, Reliability, Source
 from workspaces.models import Workspace
@@ -154,14 +155,16 @@ def _solo(memory: Memory, kind: UncertaintyType, why: str) -> Uncertainty:
         surface_context=surface_context(memory, None),
     )
     tracker.created(record, UNCERTAINTY_FIELDS)
-    record_upkeep_event(
-        workspace=Workspace(pk=memory.workspace_id),
-        actor=ACTOR,
-        verb="upkeep.unverified" if kind == UncertaintyType.UNVERIFIED else "upkeep.stale",
-        memory=memory,
-        changes=tracker.changes,
-        automatic=True,
-        reason=why,
+    hooks.announce_decision(
+        record_event(
+            workspace=Workspace(pk=memory.workspace_id),
+            actor=ACTOR,
+            verb="upkeep.unverified" if kind == UncertaintyType.UNVERIFIED else "upkeep.stale",
+            memory=memory,
+            changes=tracker.changes,
+            automatic=True,
+            reason=why,
+        )
     )
     return record
 
@@ -180,14 +183,16 @@ def unverified_settle(record: Uncertainty, actor: Actor = ACTOR) -> None:
         resolved_at=timezone.now(),
     )
     record.save()
-    record_upkeep_event(
-        workspace=Workspace(pk=memory.workspace_id),
-        actor=actor,
-        verb="upkeep.verified",
-        memory=memory,
-        changes=tracker.changes,
-        automatic=True,
-        reason="an unverified fact was confirmed",
+    hooks.announce_decision(
+        record_event(
+            workspace=Workspace(pk=memory.workspace_id),
+            actor=actor,
+            verb="upkeep.verified",
+            memory=memory,
+            changes=tracker.changes,
+            automatic=True,
+            reason="an unverified fact was confirmed",
+        )
     )
 
 

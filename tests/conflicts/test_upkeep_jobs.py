@@ -157,34 +157,44 @@ def test_decay_twice_changes_nothing_the_second_time(workspace: Workspace) -> No
     assert [(c, s) for c, s, _ in decay_state()] == [(c, s) for c, s, _ in before]
 
 
-def memory_updates() -> tuple[int, int]:
-    """Row updates on the memories table so far: (all, heap-only); this backend's counts flushed first."""
+def indexed_columns(table: str) -> set[str]:
+    """Every column some index of ``table`` covers: keys, INCLUDE columns, expressions' and predicates' columns."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT pg_stat_force_next_flush()")  # flushed when this statement ends
-        cursor.execute("SELECT pg_stat_clear_snapshot()")
         cursor.execute(
-            "SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relid = %s::regclass",
-            [Memory._meta.db_table],
+            """
+            SELECT DISTINCT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid
+            WHERE i.indrelid = %s::regclass AND a.attnum > 0 AND NOT a.attisdropped
+              AND (a.attnum = ANY(i.indkey)
+                   OR pg_get_expr(i.indexprs, i.indrelid) ~ ('\\m' || a.attname || '\\M')
+                   OR pg_get_expr(i.indpred, i.indrelid) ~ ('\\m' || a.attname || '\\M'))
+            """,
+            [table],
         )
-        row = cursor.fetchone()
-    return (row[0], row[1]) if row else (0, 0)
+        return {row[0] for row in cursor.fetchall()}
 
 
-@pytest.mark.django_db(transaction=True)  # each batch commits, as in production
-def test_decay_rewrites_confidence_as_heap_only_updates(workspace: Workspace) -> None:
-    facts = [remember(workspace, f"Cache {n} holds the session tokens") for n in range(4)]
-    first = run("decay")  # schedules them; their confidence is not lower yet
-    updates, hot = memory_updates()
+def test_decay_writes_no_indexed_column_of_the_memory_row(workspace: Workspace) -> None:
+    """What makes decay's write heap-only (HOT): PostgreSQL re-indexes a row only when an indexed column changes.
 
-    assert first.started_at is not None
-    second = run("decay", now=first.started_at + dt.timedelta(days=40))
+    Decay writes ``confidence`` and ``evidence_at``, and ``status`` with its own value
+    except when it retires a fact; its due time lives in ``DecaySchedule``. (How many
+    of the updates land heap-only also depends on free room on the page:
+    ``bench/upkeep.py`` prints the counts, 99.8 % at 1M facts.)
+    """
+    fact = remember(workspace, "Cache 1 holds the session tokens")
+    age(fact, 40)
+    indexed = indexed_columns(Memory._meta.db_table)
+    assert {"status", "embedding", "workspace_id", "updated_at"} <= indexed  # the query sees the indexes
+    status_before = Memory.objects.get(pk=fact.pk).status
 
-    assert (second.read, second.changed) == (4, 4)
-    assert Memory.objects.filter(status="active", confidence__lt=0.7).count() == 4  # lower, still active
-    updated, hot_updated = (a - b for a, b in zip(memory_updates(), (updates, hot), strict=True))
-    # Every memory row decay rewrote stayed on its page with no index touched (no HNSW insert).
-    assert (updated, hot_updated) == (4, 4)
-    assert DecaySchedule.objects.filter(memory__in=facts, due_at__gt=second.started_at).count() == 4
+    run("decay")
+
+    fact.refresh_from_db()
+    assert fact.confidence < 0.7
+    assert fact.status == status_before
+    assert not {"confidence", "evidence_at"} & indexed
+    assert "decay_due_at" not in {f.attname for f in Memory._meta.concrete_fields}
+    assert DecaySchedule.objects.filter(memory=fact, due_at__isnull=False).exists()
 
 
 def test_a_fact_written_around_the_services_is_scheduled_by_the_next_run(workspace: Workspace) -> None:
