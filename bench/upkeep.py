@@ -1,16 +1,22 @@
-"""Cycle time of each upkeep job at 10k, 100k (and 1M) facts (issue 24).
+"""Cycle time of each upkeep job at 10k, 100k and 1M facts (issue 24).
 
-    .venv/bin/python bench/upkeep.py [--sizes 10000,100000] [--changed 200]
+    .venv/bin/python bench/upkeep.py [--sizes 10000,100000,1000000] [--changed 200] [--only decay,drift]
+    .venv/bin/python bench/upkeep.py --seed-only        # top up and build the index, no timing
 
-For each size, smallest first, the workspace ``bench-upkeep`` is topped up to that
-many active facts by COPY: random unit vectors (no texts are embedded), recorded
-over the last 80 days, each with the confidence and ``decay_due_at`` the decay
-job would have left — the steady state of an hourly schedule. The HNSW index is
-dropped while seeding and built again afterwards (COPY into a live HNSW graph
-runs at ~400 rows/s). Then, with the clock one hour on, it times one cycle of:
+Each size has its own workspace (``bench-upkeep-10k``, ``-100k``, ``-1m``) in the one
+``memories_memory`` table, topped up to that many facts by COPY: random unit vectors
+(no texts are embedded), recorded over the last 80 days, each with the confidence and
+the decay due time (``DecaySchedule``) an hourly schedule would have left. The HNSW
+index is dropped while seeding and built once afterwards over the whole table
+(``maintenance_work_mem`` 4 GB, progress printed every 30 s). A seeded database is
+kept: a re-run only tops up what is missing, so it starts timing at once.
 
-- decay (hourly): the facts due within that hour;
-- drift (every 15 min): its 10–20 fact sample, checked by the offline tiers;
+For each size it times one cycle of:
+
+- decay (hourly): the facts due in the hour after its previous cycle (the first
+  time: after now), with how many of the memory row updates were heap-only (HOT);
+- drift (every 15 min): its 10–20 fact sample, checked by the offline tiers, after
+  printing the plan of detection's neighbour query (it must use the HNSW index);
 - consolidation and confidence (nightly, incremental): ``--changed`` facts
   recorded since their last run, half of them near-copies of existing facts
   (same text, vector + noise) so merges happen;
@@ -26,7 +32,9 @@ import argparse
 import datetime as dt
 import os
 import random
+import re
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -41,17 +49,19 @@ import django  # noqa: E402
 
 django.setup()
 
-from django.db import connection  # noqa: E402
+from django.db import connection, transaction  # noqa: E402
+from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from bench.commit import SEED_COLUMNS, fact_text, seed_row  # noqa: E402
 from bench.common import cpu_model, load_average, migrate_database  # noqa: E402
+from conflicts.detection.candidates import candidates_for  # noqa: E402
 from conflicts.detection.classifier import classify  # noqa: E402
 from conflicts.models import JobRun, JobState  # noqa: E402
 from conflicts.upkeep import JOBS, formulas  # noqa: E402
 from conflicts.upkeep.runs import job_execute  # noqa: E402
 from memories.embeddings import DIMENSIONS  # noqa: E402
-from memories.models import Memory  # noqa: E402
+from memories.models import DecaySchedule, Memory  # noqa: E402
 from workspaces.services import workspace_get_or_create  # noqa: E402
 
 WORKSPACE_SLUG = "bench-upkeep"
@@ -60,16 +70,24 @@ HNSW = (
     "CREATE INDEX IF NOT EXISTS memory_embedding_hnsw ON memories_memory "
     "USING hnsw (embedding vector_cosine_ops) WITH (m = 16, ef_construction = 64)"
 )
-EXTRA = ["evidence_confidence", "evidence_at", "decay_due_at", "checked_at"]
+# Subjects and speech acts as ingestion would leave a plain claim with no subject found.
+EXTRA = [
+    "evidence_confidence",
+    "evidence_at",
+    "checked_at",
+    "speech_act",
+    "subject_entity",
+    "subject_attribute",
+    "subject_source",
+]
 
 
-def seed(workspace_id: int, target: int, now: dt.datetime) -> float:
-    """Top the workspace up to ``target`` facts; seconds it took (0 when nothing was missing)."""
+def top_up(workspace_id: int, target: int, now: dt.datetime) -> int:
+    """COPY the facts ``workspace_id`` lacks to hold ``target`` (HNSW index dropped first); how many it added."""
     have = Memory.objects.filter(workspace_id=workspace_id).count()
     missing = target - have
     if missing <= 0:
-        return 0.0
-    started = time.perf_counter()
+        return 0
     rng = random.Random(have)
     vectors_rng = np.random.default_rng(have)
     columns = ", ".join([*SEED_COLUMNS, *EXTRA])
@@ -79,10 +97,12 @@ def seed(workspace_id: int, target: int, now: dt.datetime) -> float:
     connection.ensure_connection()
     raw = connection.connection
     done = 0
+    started = time.perf_counter()
     while done < missing:
         size = min(CHUNK, missing - done)
         vectors = vectors_rng.standard_normal((size, DIMENSIONS), dtype=np.float32)
         vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+        schedule: list[tuple[uuid.UUID, dt.datetime]] = []
         with raw.cursor() as cursor, cursor.copy(f"COPY memories_memory ({columns}) FROM STDIN") as copy:
             for vector in vectors:
                 # Within the last 80 days: older ones would have been flagged stale (90 days) on earlier nights.
@@ -93,15 +113,72 @@ def seed(workspace_id: int, target: int, now: dt.datetime) -> float:
                 fact.recorded_at = recorded
                 confidence = round(formulas.confidence_now(fact, now), 6)
                 row[confidence_at] = confidence
-                copy.write_row([*row, 0.9, recorded, formulas.next_due(fact, confidence, now), recorded])
+                copy.write_row([*row, 0.9, recorded, recorded, "claim", "", "", ""])
+                schedule.append((row[0], formulas.next_due(fact, confidence, now)))  # type: ignore[arg-type]
+        write_schedule(raw, workspace_id, schedule)
         done += size
-        print(f"  seeded {have + done:,}/{target:,}", flush=True)
+        rate = done / max(time.perf_counter() - started, 1e-9)
+        print(f"  seeded {have + done:,}/{target:,} ({rate:,.0f} rows/s)", flush=True)
+    return missing
+
+
+def build_hnsw() -> None:
+    """The HNSW graph over the whole table, in memory (``maintenance_work_mem`` 4 GB), with progress lines."""
+    stop = threading.Event()
+
+    def report() -> None:
+        from django.db import connection as own
+
+        while not stop.wait(30):
+            with own.cursor() as cursor:
+                cursor.execute(
+                    "SELECT phase, blocks_done, blocks_total, tuples_done, tuples_total"
+                    " FROM pg_stat_progress_create_index"
+                )
+                for phase, blocks_done, blocks_total, tuples_done, tuples_total in cursor.fetchall():
+                    print(
+                        f"    HNSW build: {phase}: blocks {blocks_done:,}/{blocks_total:,}, "
+                        f"tuples {tuples_done:,}/{tuples_total:,}; load average {load_average()}",
+                        flush=True,
+                    )
+        own.close()
+
+    reporter = threading.Thread(target=report, daemon=True)
+    reporter.start()
+    started = time.perf_counter()
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute("SET maintenance_work_mem = '4GB'")
+            cursor.execute("SET max_parallel_maintenance_workers = 1")
+            print(f"  building the HNSW index … (load average {load_average()})", flush=True)
+            cursor.execute(HNSW)
+            print(f"  HNSW built in {time.perf_counter() - started:.0f} s; VACUUM ANALYZE …", flush=True)
+            cursor.execute("VACUUM ANALYZE memories_memory")
+    finally:
+        stop.set()
+        reporter.join()
+
+
+def seed(sizes: list[int], now: dt.datetime) -> dict[int, int]:
+    """Each size's workspace topped up, then one HNSW build if anything was added; workspace id per size."""
+    ids: dict[int, int] = {}
+    added = 0
+    started = time.perf_counter()
+    for size in sizes:
+        workspace, _ = workspace_get_or_create(slug=slug_for(size), name=f"Upkeep benchmark, {size:,} facts")
+        ids[size] = workspace.pk
+        added += top_up(workspace.pk, size, now)
     with connection.cursor() as cursor:
-        cursor.execute("SET maintenance_work_mem = '1GB'")
-        print("  building the HNSW index …", flush=True)
-        cursor.execute(HNSW)
-        cursor.execute("VACUUM ANALYZE memories_memory")
-    return time.perf_counter() - started
+        cursor.execute("SELECT to_regclass('memory_embedding_hnsw') IS NOT NULL")
+        indexed = cursor.fetchone()[0]
+    if added or not indexed:
+        build_hnsw()
+    print(f"seeded {added:,} facts in {time.perf_counter() - started:.0f} s; load average {load_average()}")
+    return ids
+
+
+def slug_for(size: int) -> str:
+    return f"{WORKSPACE_SLUG}-{size // 1000}k" if size < 1_000_000 else f"{WORKSPACE_SLUG}-{size // 1_000_000}m"
 
 
 def add_changed(workspace_id: int, count: int, now: dt.datetime) -> None:
@@ -144,6 +221,14 @@ def add_changed(workspace_id: int, count: int, now: dt.datetime) -> None:
     )
 
 
+def write_schedule(raw: object, workspace_id: int, schedule: list[tuple[uuid.UUID, dt.datetime]]) -> None:
+    """The seeded facts' next decay due times (``DecaySchedule``), by COPY."""
+    table = DecaySchedule._meta.db_table
+    with raw.cursor() as cursor, cursor.copy(f"COPY {table} (memory_id, workspace_id, due_at) FROM STDIN") as copy:  # type: ignore[attr-defined]
+        for memory_id, due_at in schedule:
+            copy.write_row([memory_id, workspace_id, due_at])
+
+
 def cycle(job: str, workspace_id: int, now: dt.datetime) -> tuple[float, int, int]:
     started = time.perf_counter()
     run = job_execute(job=job, fn=JOBS[job], workspace_id=workspace_id, now=now)
@@ -152,50 +237,105 @@ def cycle(job: str, workspace_id: int, now: dt.datetime) -> tuple[float, int, in
     return seconds, run.read, run.changed
 
 
-def mark_previous_runs(workspace_id: int, at: dt.datetime) -> None:
-    """The nightly jobs ran just before the changes: they read only what changed since."""
-    for job in ("consolidation", "confidence"):
+def memory_updates() -> tuple[int, int, int]:
+    """Row updates on ``memories_memory`` so far: all, heap-only, moved to another page."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_force_next_flush()")
+        cursor.execute("SELECT pg_stat_clear_snapshot()")
+        cursor.execute(
+            "SELECT n_tup_upd, n_tup_hot_upd, n_tup_newpage_upd FROM pg_stat_user_tables"
+            " WHERE relid = 'memories_memory'::regclass"
+        )
+        row = cursor.fetchone()
+    return int(row[0]), int(row[1]), int(row[2])
+
+
+def decay_clock(workspace_id: int, ahead: dt.timedelta) -> dt.datetime:
+    """One hour past the previous decay cycle of this workspace (or now): a re-run reads the next hour's due facts."""
+    last = (
+        JobRun.objects.filter(job="decay", workspace_id=workspace_id, state=JobState.DONE)
+        .order_by("-started_at")
+        .values_list("started_at", flat=True)
+        .first()
+    )
+    return max(timezone.now(), last or timezone.now()) + ahead
+
+
+def mark_previous_runs(workspace_id: int, at: dt.datetime, jobs: tuple[str, ...]) -> None:
+    """The jobs ran just before: the nightly ones read only what changed since, decay only new facts."""
+    for job in jobs:
         JobRun.objects.create(
             job=job, workspace_id=workspace_id, state=JobState.DONE, started_at=at, finished_at=at, trigger="bench"
         )
 
 
+def explain_candidates(workspace_id: int) -> str:
+    """``EXPLAIN ANALYZE`` of detection's own neighbour query (as ``candidates_for`` sent it) for one fact."""
+    fact = Memory.objects.filter(workspace_id=workspace_id, status="active").first()
+    assert fact is not None
+    with CaptureQueriesContext(connection) as captured:
+        candidates_for(fact)
+    sql = next(q["sql"] for q in captured.captured_queries if "<=>" in q["sql"])
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL hnsw.ef_search = 64")
+        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute(f"EXPLAIN (ANALYZE, TIMING OFF) {sql}")
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    return re.sub(r"'\[[^\]]*\]'::vector", "'[…]'::vector", plan)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--sizes", default="10000,100000")
+    parser.add_argument("--sizes", default="10000,100000,1000000")
     parser.add_argument("--changed", type=int, default=200)
     parser.add_argument("--only", default="", help="comma list of jobs to time (default: all)")
-    parser.add_argument(
-        "--ahead-hours", type=float, default=1.0, help="decay's clock this far on (re-runs: 2, 3 … to find due facts)"
-    )
+    parser.add_argument("--seed-only", action="store_true", help="top the workspaces up and build the index; no timing")
+    parser.add_argument("--ahead-hours", type=float, default=1.0, help="decay's clock this far past its previous cycle")
     args = parser.parse_args()
     migrate_database()
-    workspace, _ = workspace_get_or_create(slug=WORKSPACE_SLUG, name="Upkeep benchmark")
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    print(f"machine: {cpu_model()}, {os.cpu_count()} cores; load average {load_average()}", flush=True)
+    ids = seed(sizes, timezone.now())
+    if args.seed_only:
+        return 0
     classify("The API allows 1,000 req/s.", "The API allows 1,000 requests a second.")  # models loaded once
-    print(f"machine: {cpu_model()}, {os.cpu_count()} cores; load average {load_average()}")
+    with connection.cursor() as cursor:
+        # Statistics as autovacuum keeps them (a migration that just filled the side table leaves none).
+        cursor.execute(f"ANALYZE {DecaySchedule._meta.db_table}")
+        cursor.execute("SELECT count(*) FROM memories_memory")
+        table_rows = cursor.fetchone()[0]
+    print(f"memories_memory holds {table_rows:,} rows (all workspaces)", flush=True)
     jobs = ("decay", "drift", "consolidation", "confidence", "unverified")
+    wanted = args.only.split(",") if args.only else list(jobs)
     results: dict[int, dict[str, tuple[float, int, int]]] = {}
     loads: dict[int, str] = {}
-    for size in (int(s) for s in args.sizes.split(",")):
-        seeded = seed(workspace.pk, size, timezone.now())
-        print(f"{size:,} facts (seeding {seeded:.0f} s); load average {load_average()}", flush=True)
-        wanted = args.only.split(",") if args.only else list(jobs)
+    for size in sizes:
+        workspace_id = ids[size]
+        print(f"{size:,} facts ({slug_for(size)}); {utc_now()}; load average {load_average()}", flush=True)
         row = dict.fromkeys(jobs, (0.0, 0, 0))
         if "decay" in wanted:
-            row["decay"] = cycle("decay", workspace.pk, timezone.now() + dt.timedelta(hours=args.ahead_hours))
+            if not JobRun.objects.filter(job="decay", workspace_id=workspace_id, state=JobState.DONE).exists():
+                mark_previous_runs(workspace_id, timezone.now(), ("decay",))  # the hourly schedule ran before
+            before = memory_updates()
+            row["decay"] = cycle("decay", workspace_id, decay_clock(workspace_id, dt.timedelta(hours=args.ahead_hours)))
+            updated, hot, moved = (a - b for a, b in zip(memory_updates(), before, strict=True))
+            print(f"  decay's memory row updates: {updated:,}, heap-only {hot:,}, moved to another page {moved:,}")
         if "drift" in wanted:
-            row["drift"] = cycle("drift", workspace.pk, timezone.now())
+            print(
+                "  detection's neighbour query plan:\n    " + explain_candidates(workspace_id).replace("\n", "\n    ")
+            )
+            row["drift"] = cycle("drift", workspace_id, timezone.now())
         if {"consolidation", "confidence"} & set(wanted):
-            mark_previous_runs(workspace.pk, timezone.now())
-            add_changed(workspace.pk, args.changed, timezone.now())
+            mark_previous_runs(workspace_id, timezone.now(), ("consolidation", "confidence"))
+            add_changed(workspace_id, args.changed, timezone.now())
         for job in ("consolidation", "confidence", "unverified"):
             if job in wanted:
-                row[job] = cycle(job, workspace.pk, timezone.now())
+                row[job] = cycle(job, workspace_id, timezone.now())
         results[size], loads[size] = row, load_average()
         for job in jobs:
             seconds, read, changed = row[job]
             print(f"  {job:14s} {seconds:8.2f} s  read {read:>7,}  changed {changed:>6,}")
-        print(f"  load average {loads[size]}", flush=True)
+        print(f"  {utc_now()}; load average {loads[size]}", flush=True)
     print("\n| facts | " + " | ".join(jobs) + " | load average |")
     print("|---|" + "---|" * (len(jobs) + 1))
     for size, row in results.items():
@@ -212,6 +352,10 @@ def main() -> int:
                 ratio = results[1_000_000][job][0] / max(hundred[job][0], 1e-9)
                 print(f"1M / 100k {job}: {ratio:.2f}× (bar 1.5×)")
     return 0
+
+
+def utc_now() -> str:
+    return dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 if __name__ == "__main__":

@@ -16,7 +16,9 @@ from typing import TypeVar
 
 from django.db import transaction
 
+from memories.event_kinds import DECISION_VERBS
 from memories.hooks import Hook
+from memories.models import Event
 
 E = TypeVar("E")
 
@@ -70,3 +72,10 @@ job_failed: Hook[JobFailed] = Hook("job_failed")
 def announce_on_commit(hook: Hook[E], event: E) -> None:
     """Announce ``event`` after the current transaction commits (at once outside one); receivers' errors are logged."""
     transaction.on_commit(lambda: hook.announce(event), robust=True)
+
+
+def announce_decision(event: Event) -> Event:
+    """An automatic decision (a verb ``memories.event_kinds`` marks as one): announced once committed."""
+    if event.automatic and event.verb in DECISION_VERBS:
+        announce_on_commit(decision_made, DecisionMade(workspace_id=event.workspace_id, event_id=event.pk))
+    return event

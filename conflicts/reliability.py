@@ -5,6 +5,7 @@ from __future__ import annotations
 from conflicts.models import Severity
 from memories.audit import Tracker
 from memories.models import Kind, Memory, Reliability
+from memories.services import memory_decay_due_now
 
 # Facts, concepts and procedures are beliefs like concepts; traits are facts about a person.
 _BELIEF_CLASS = {
@@ -50,7 +51,7 @@ def reliability_lower(tracker: Tracker, memory: Memory, target: Reliability) -> 
     if RANK[Reliability(memory.reliability)] >= RANK[target]:
         return False
     tracker.update(memory, reliability=target)
-    memory.decay_due_at = None  # its decay multiplier changed: the decay job recomputes it
+    memory_decay_due_now(memory_ids=[memory.pk])  # its decay multiplier changed: the decay job recomputes it
     return True
 
 
@@ -58,5 +59,5 @@ def reliability_raise(tracker: Tracker, memory: Memory, target: Reliability = Re
     if RANK[Reliability(memory.reliability)] <= RANK[target]:
         return False
     tracker.update(memory, reliability=target)
-    memory.decay_due_at = None
+    memory_decay_due_now(memory_ids=[memory.pk])
     return True

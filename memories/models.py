@@ -118,10 +118,10 @@ class Memory(models.Model):
     # Upkeep (docs/UPKEEP.md). ``confidence`` is derived from these: the confidence the evidence
     # supports (``evidence_confidence``, empty → ``confidence``), decayed since ``evidence_at``
     # (empty → last reinforced, else recorded). The decay job rewrites ``confidence`` when it is
-    # due (``decay_due_at``, empty → due now); anything that changes the evidence empties it.
+    # due (``DecaySchedule``); anything that changes the evidence makes it due now. Neither column
+    # is indexed, so the decay job's write is a heap-only (HOT) update.
     evidence_confidence = models.FloatField(null=True, blank=True)
     evidence_at = models.DateTimeField(null=True, blank=True)
-    decay_due_at = models.DateTimeField(null=True, blank=True)
     evidence_count = models.PositiveIntegerField(
         default=1,
         db_default=1,  # rows written by COPY (benchmarks, bulk imports) count themselves too
@@ -167,12 +167,6 @@ class Memory(models.Model):
                 name="memory_pending_embed",
                 condition=models.Q(status="pending_embed"),
             ),
-            # The decay job's queue: facts whose confidence is due to be recomputed.
-            models.Index(
-                fields=["decay_due_at"],
-                name="memory_decay_due",
-                condition=models.Q(status__in=["active", "deprecated"]),
-            ),
             # Consolidation reads only the facts changed since its last run.
             models.Index(fields=["updated_at"], name="memory_updated"),
             # Detection's sweep: embedded facts nobody has checked yet.
@@ -210,6 +204,30 @@ class Memory(models.Model):
     @property
     def subject(self) -> Subject:
         return Subject(self.subject_entity, self.subject_attribute, self.subject_source)
+
+
+class DecaySchedule(models.Model):
+    """When the decay job next recomputes a fact's confidence (docs/UPKEEP.md, "Decay's write").
+
+    A narrow table of its own: rewriting the due time on the wide ``memories_memory``
+    row would change an indexed column there, and PostgreSQL would re-insert the row
+    into every index of the table, the HNSW graph included, on each hourly write. Here
+    the rewrite touches a two-index table, and the decay write on the memory row stays
+    heap-only. A fact is due when it has no row or ``due_at`` is empty or past.
+    """
+
+    memory = models.OneToOneField(Memory, primary_key=True, on_delete=models.CASCADE, related_name="decay_schedule")
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="+", db_index=False)
+    due_at = models.DateTimeField(null=True, blank=True, help_text="empty: due now")
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["due_at"], name="decay_schedule_due"),  # the hourly run over all workspaces
+            models.Index(fields=["workspace", "due_at"], name="decay_schedule_ws_due"),  # "run now" on one
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.memory_id} due {self.due_at or 'now'}"
 
 
 class Rel(models.TextChoices):

@@ -20,6 +20,7 @@ from memories.audit import Actor, RowChange, Tracker, record_event, record_event
 from memories.models import (
     INITIAL_CONFIDENCE,
     LIVE_STATUSES,
+    DecaySchedule,
     Event,
     Kind,
     Link,
@@ -302,8 +303,8 @@ def apply_supersede(tracker: Tracker, *, old: Memory, new: Memory, actor: Actor,
     if annotation:
         values["annotation"] = annotation
     changed = tracker.update(old, **values)
-    old.decay_due_at = None  # superseded facts fade 3× faster: the decay job recomputes it now
-    old.save(update_fields=[*changed, "decay_due_at", "updated_at"])
+    old.save(update_fields=[*changed, "updated_at"])
+    memory_decay_due_now(memory_ids=[old.pk])  # superseded facts fade 3× faster: the decay job recomputes it now
     apply_link(tracker, src=new, dst=old, rel="supersedes", actor=actor)
     return True
 
@@ -437,7 +438,6 @@ REINFORCE_FIELDS = [
     "confidence",
     "evidence_confidence",
     "evidence_at",
-    "decay_due_at",
 ]
 
 
@@ -462,7 +462,29 @@ def apply_reinforce(tracker: Tracker, memory: Memory, *, rate: float = REINFORCE
         evidence_confidence=raised,
         evidence_at=now,
     )
-    memory.decay_due_at = None
+    memory_decay_due_now(memory_ids=[memory.pk])
+
+
+def memory_decay_due_now(*, memory_ids: list[uuid.UUID]) -> None:
+    """Their evidence changed: the decay job recomputes these facts' confidence on its next run.
+
+    An upsert into ``DecaySchedule`` (empty ``due_at``: due now), in the caller's
+    transaction; ids of rows not (yet) in the table are skipped: a fact without a
+    schedule row is due anyway.
+    """
+    if not memory_ids:
+        return
+    memory_table = connection.ops.quote_name(Memory._meta.db_table)
+    schedule_table = connection.ops.quote_name(DecaySchedule._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            INSERT INTO {schedule_table} (memory_id, workspace_id, due_at)
+            SELECT id, workspace_id, NULL FROM {memory_table} WHERE id = ANY(%s::uuid[])
+            ON CONFLICT (memory_id) DO UPDATE SET due_at = NULL
+            """,  # noqa: S608 - the table names come from the models
+            [list(memory_ids)],
+        )
 
 
 def apply_merge(tracker: Tracker, *, winner: Memory, losers: list[Memory], actor: Actor) -> None:
@@ -714,14 +736,14 @@ def _revert(tracker: Tracker, change: dict[str, Any]) -> None:
         instance.delete()
         return
     tracker.update(instance, **change["before"])
-    if isinstance(instance, Memory):
-        instance.decay_due_at = None  # the decay job recomputes the confidence from the restored evidence
     instance.save()
+    if isinstance(instance, Memory):
+        memory_decay_due_now(memory_ids=[instance.pk])  # the decay job recomputes it from the restored evidence
 
 
 # Fields a job recomputes from others: a later change to them does not block an undo
 # (the decay job lowers ``confidence`` every few days; undoing a reinforcement must still work).
-DERIVED_FIELDS = {"memories.memory": {"confidence", "decay_due_at"}}
+DERIVED_FIELDS = {"memories.memory": {"confidence"}}
 
 
 @dataclass(frozen=True)

@@ -27,13 +27,14 @@ from django.db.models import Q, QuerySet
 from django.utils import timezone
 from pgvector.django import CosineDistance
 
+from conflicts import hooks
 from conflicts.models import Uncertainty, UncertaintyState, UncertaintyType
 from conflicts.upkeep import formulas, signals
 from conflicts.upkeep.decay import decay_batch
 from conflicts.upkeep.runs import Cycle, last_started
 from memories.audit import Actor, Tracker, record_event
 from memories.models import LIVE_STATUSES, Link, Memory, Status
-from memories.services import apply_link
+from memories.services import apply_link, memory_decay_due_now
 from workspaces.models import Workspace
 
 ACTOR = Actor.system("confidence")
@@ -55,7 +56,7 @@ def run_confidence(cycle: Cycle) -> None:
         done += batch
     while penalty_batch(cycle):
         pass
-    # Evidence and penalties emptied the changed facts' decay_due_at: recompute them now.
+    # Evidence and penalties made the changed facts due (memory_decay_due_now): recompute them now.
     while decay_batch(cycle):
         pass
 
@@ -153,19 +154,21 @@ def _add_evidence(fact: Memory, supporters: list[Memory], now: dt.datetime) -> i
     anchor = round(anchor, 6)
     tracker.update(fact, evidence_confidence=anchor, evidence_at=at)
     tracker.update(fact, confidence=round(formulas.confidence_now(fact, now), 6))
-    fact.decay_due_at = None
-    fact.save(update_fields=["evidence_confidence", "evidence_at", "confidence", "decay_due_at"])
-    record_event(
-        workspace=Workspace(pk=fact.workspace_id),
-        actor=ACTOR,
-        verb="upkeep.evidence",
-        memory=fact,
-        changes=tracker.changes,
-        automatic=True,
-        reason=(
-            f"{len(linked)} later fact(s) at similarity ≥ {settings.MEMORYHUB_EVIDENCE_SIMILARITY} support it: "
-            f"c += {settings.MEMORYHUB_EVIDENCE_RATE}·(1 − c) each, now {anchor:.3f}"
-        ),
+    fact.save(update_fields=["evidence_confidence", "evidence_at", "confidence"])
+    memory_decay_due_now(memory_ids=[fact.pk])
+    hooks.announce_decision(
+        record_event(
+            workspace=Workspace(pk=fact.workspace_id),
+            actor=ACTOR,
+            verb="upkeep.evidence",
+            memory=fact,
+            changes=tracker.changes,
+            automatic=True,
+            reason=(
+                f"{len(linked)} later fact(s) at similarity ≥ {settings.MEMORYHUB_EVIDENCE_SIMILARITY} support it: "
+                f"c += {settings.MEMORYHUB_EVIDENCE_RATE}·(1 − c) each, now {anchor:.3f}"
+            ),
+        )
     )
     return 1
 
@@ -209,19 +212,21 @@ def _penalize(clash: Uncertainty, now: dt.datetime) -> int:
         anchor, _ = formulas.evidence_of(memory)
         tracker.update(memory, evidence_confidence=round(formulas.contradiction_penalty(anchor), 6))
         tracker.update(memory, confidence=round(formulas.confidence_now(memory, now), 6))
-        memory.decay_due_at = None
-        memory.save(update_fields=["evidence_confidence", "confidence", "decay_due_at"])
-    record_event(
-        workspace=Workspace(pk=clash.workspace_id),
-        actor=ACTOR,
-        verb="upkeep.penalty",
-        memory=sides[0],
-        changes=tracker.changes,
-        automatic=True,
-        reason=(
-            f"contradiction: {sides[0].text!r} vs {sides[1].text!r}; both keep "
-            f"{settings.MEMORYHUB_CONTRADICTION_PENALTY:.0%} of their confidence until it is settled"
-        ),
+        memory.save(update_fields=["evidence_confidence", "confidence"])
+        memory_decay_due_now(memory_ids=[memory.pk])
+    hooks.announce_decision(
+        record_event(
+            workspace=Workspace(pk=clash.workspace_id),
+            actor=ACTOR,
+            verb="upkeep.penalty",
+            memory=sides[0],
+            changes=tracker.changes,
+            automatic=True,
+            reason=(
+                f"contradiction: {sides[0].text!r} vs {sides[1].text!r}; both keep "
+                f"{settings.MEMORYHUB_CONTRADICTION_PENALTY:.0%} of their confidence until it is settled"
+            ),
+        )
     )
     return 2
 
@@ -232,4 +237,4 @@ def penalty_lift(tracker: Tracker, memory: Memory) -> None:
     lifted = round(min(1.0, anchor / float(settings.MEMORYHUB_CONTRADICTION_PENALTY)), 6)
     tracker.update(memory, evidence_confidence=lifted)
     tracker.update(memory, confidence=round(formulas.confidence_now(memory, timezone.now()), 6))
-    memory.decay_due_at = None
+    memory_decay_due_now(memory_ids=[memory.pk])

@@ -28,6 +28,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 from pgvector.django import CosineDistance
 
+from conflicts import hooks
 from conflicts.detection.pipeline import detect_and_resolve
 from conflicts.models import DetectionContext
 from conflicts.services import merge_winner
@@ -147,17 +148,19 @@ def _consolidate(fact_id: uuid.UUID) -> str:
     tracker = Tracker()
     apply_merge(tracker, winner=winner, losers=losers, actor=ACTOR)
     texts = "; ".join(f"{m.text!r} ({m.confidence:.2f}, cosine {similarity.get(m.pk, 0):.2f})" for m in losers)
-    record_event(
-        workspace=Workspace(pk=winner.workspace_id),
-        actor=ACTOR,
-        verb="upkeep.merge",
-        memory=winner,
-        changes=tracker.changes,
-        automatic=True,
-        reason=(
-            f"near-duplicates above {settings.MEMORYHUB_CONSOLIDATION_SIMILARITY}: kept the most confident, "
-            f"{winner.text!r} ({winner.confidence:.2f}); merged {texts}"
-        ),
+    hooks.announce_decision(
+        record_event(
+            workspace=Workspace(pk=winner.workspace_id),
+            actor=ACTOR,
+            verb="upkeep.merge",
+            memory=winner,
+            changes=tracker.changes,
+            automatic=True,
+            reason=(
+                f"near-duplicates above {settings.MEMORYHUB_CONSOLIDATION_SIMILARITY}: kept the most confident, "
+                f"{winner.text!r} ({winner.confidence:.2f}); merged {texts}"
+            ),
+        )
     )
     return "ambiguous" if ambiguous else "merged"
 

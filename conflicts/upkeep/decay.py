@@ -8,25 +8,32 @@ its open uncertainties close as ``decayed`` (seed 000's natural decay). Each sta
 change is an automatic, undoable event; an undone one counts as a person's word that
 the fact still holds, so decay restarts from the undo.
 
-Only facts whose confidence is due (``decay_due_at``, indexed) are read, in batches
-claimed with ``SKIP LOCKED``: a cycle costs what is due, not what is stored.
+Only facts whose confidence is due (``DecaySchedule``, indexed by due time) are read, in
+batches claimed with ``SKIP LOCKED``: a cycle costs what is due, not what is stored. The
+due times live in that narrow side table so that the write on the wide memory row touches
+no indexed column (``confidence``, ``evidence_at``; ``status`` keeps its value but for the
+rare retirement) and PostgreSQL can make it a heap-only (HOT) update, with no new entry in
+the HNSW graph or any other index of ``memories_memory``.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import uuid
+from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
 from django.db.models import Max, Q, QuerySet
+from django.db.models.expressions import RawSQL
 from django.utils import timezone
 
-from conflicts.models import ResolutionStrategy, Uncertainty, UncertaintyState
+from conflicts import hooks
+from conflicts.models import JobRun, JobState, ResolutionStrategy, Uncertainty, UncertaintyState
 from conflicts.upkeep import formulas
 from conflicts.upkeep.runs import Cycle
 from memories.audit import Actor, Tracker, record_event
-from memories.models import Event, Memory, Status
+from memories.models import DecaySchedule, Event, Memory, Status
 from workspaces.models import Workspace
 
 ACTOR = Actor.system("decay")
@@ -43,16 +50,28 @@ FIELDS = (
     "recorded_at",
     "reliability",
     "status",
-    "decay_due_at",
 )
+# The heap page a row version sits on (its ctid's block number).
+PAGE = RawSQL("(ctid::text::point)[0]::bigint", [])
+# A fact saved this long before the previous run started may still have been uncommitted then.
+CATCH_UP_SLACK = dt.timedelta(hours=1)
 
 
 def due(now: dt.datetime, workspace_id: int | None = None) -> QuerySet[Memory]:
-    facts = Memory.objects.filter(status__in=DECAYING).filter(Q(decay_due_at__isnull=True) | Q(decay_due_at__lte=now))
-    return facts.filter(workspace_id=workspace_id) if workspace_id is not None else facts
+    """Decaying facts with a schedule row whose due time is empty or past (read by the due-time index)."""
+    return Memory.objects.filter(status__in=DECAYING, pk__in=_due_rows(now, workspace_id).values("memory_id"))
+
+
+def _due_rows(now: dt.datetime, workspace_id: int | None) -> QuerySet[DecaySchedule]:
+    rows = DecaySchedule.objects.filter(Q(due_at__isnull=True) | Q(due_at__lte=now))
+    return rows.filter(workspace_id=workspace_id) if workspace_id is not None else rows
 
 
 def run_decay(cycle: Cycle) -> None:
+    with transaction.atomic():
+        scheduled = schedule_unscheduled(cycle)
+        dropped = _drop_retired(cycle)
+    cycle.note(scheduled=scheduled, unscheduled_retired=dropped)
     cycle.total(min(due(cycle.now, cycle.workspace_id).count(), settings.MEMORYHUB_UPKEEP_MAX_ROWS))
     done = 0
     while done < settings.MEMORYHUB_UPKEEP_MAX_ROWS:
@@ -67,10 +86,12 @@ def decay_batch(cycle: Cycle, *, limit: int | None = None) -> int:
     limit = limit or settings.MEMORYHUB_UPKEEP_BATCH_SIZE
     now = cycle.now
     with transaction.atomic():
-        rows = list(due(now, cycle.workspace_id).select_for_update(skip_locked=True).only(*FIELDS)[:limit])
+        claimed = due(now, cycle.workspace_id).select_for_update(skip_locked=True).only(*FIELDS)
+        rows = _one_per_page(list(claimed.annotate(page=PAGE)[:limit]))
         if not rows:
             return 0
         vouched = _vouched_since(rows, now)
+        due_at: dict[uuid.UUID, dt.datetime | None] = {}
         changed = 0
         for memory in rows:
             since = vouched.get(memory.pk)
@@ -84,12 +105,29 @@ def decay_batch(cycle: Cycle, *, limit: int | None = None) -> int:
             memory.confidence = confidence
             if since is not None:
                 memory.evidence_at = since
-            memory.decay_due_at = (
-                None if memory.status == Status.DECAYED else formulas.next_due(memory, confidence, now)
-            )
-        _write(rows)
+            due_at[memory.pk] = None if memory.status == Status.DECAYED else formulas.next_due(memory, confidence, now)
+        _write(rows, due_at)
         cycle.progress(read=len(rows), changed=changed)
     return len(rows)
+
+
+def _one_per_page(rows: list[Memory]) -> list[Memory]:
+    """At most one fact per heap page in a batch; the others stay due for the next batch.
+
+    A memory row is about 2 kB (the vector is stored inline), so a page has room
+    for one more version of one of its rows. Within one transaction the old version
+    cannot be pruned yet, and a second update on the same page would have to go to
+    another page — a non-HOT update, re-inserting the row into every index. The next
+    batch's transaction finds the page pruned and room again.
+    """
+    seen: set[int] = set()
+    kept = []
+    for memory in rows:
+        page = memory.page  # type: ignore[attr-defined]
+        if page not in seen:
+            seen.add(page)
+            kept.append(memory)
+    return kept
 
 
 def _status_for(memory: Memory, confidence: float) -> str:
@@ -128,14 +166,16 @@ def _retire(memory: Memory, status: str, confidence: float, since: dt.datetime |
                 resolved_at=timezone.now(),
             )
             record.save()
-    record_event(
-        workspace=Workspace(pk=memory.workspace_id),
-        actor=ACTOR,
-        verb="upkeep.deprecate" if Status(status) == Status.DEPRECATED else "upkeep.decay",
-        memory=memory,
-        changes=tracker.changes,
-        automatic=True,
-        reason=reason,
+    hooks.announce_decision(
+        record_event(
+            workspace=Workspace(pk=memory.workspace_id),
+            actor=ACTOR,
+            verb="upkeep.deprecate" if Status(status) == Status.DEPRECATED else "upkeep.decay",
+            memory=memory,
+            changes=tracker.changes,
+            automatic=True,
+            reason=reason,
+        )
     )
 
 
@@ -149,24 +189,100 @@ def _vouched_since(rows: list[Memory], now: dt.datetime) -> dict[uuid.UUID, dt.d
     return {row["memory_id"]: row["at"] for row in undone}
 
 
-def _write(rows: list[Memory]) -> None:
-    """One UPDATE for the batch; ``updated_at`` stays, as decay is no edit (consolidation reads edits)."""
-    table = connection.ops.quote_name(Memory._meta.db_table)
+def schedule_unscheduled(cycle: Cycle) -> int:
+    """Give each decaying fact that has no schedule row one, due now; how many it gave.
+
+    New facts (and facts written around the services, by COPY) have none. Only the
+    facts saved since the previous run started are looked at (the ``updated_at``
+    index), so this costs what was written in between, not what is stored; the
+    first run ever looks at every fact once.
+    """
+    previous = JobRun.objects.filter(job="decay", state=JobState.DONE)
+    if cycle.workspace_id is not None:
+        previous = previous.filter(Q(workspace_id=cycle.workspace_id) | Q(workspace__isnull=True))
+    else:
+        previous = previous.filter(workspace__isnull=True)
+    since = previous.exclude(pk=cycle.run.pk).order_by("-created_at").values_list("created_at", flat=True).first()
+    where: list[str] = ["m.status = ANY(%s)"]
+    params: list[Any] = [[str(s) for s in DECAYING]]
+    if since is not None:
+        where.append("m.updated_at >= %s")
+        params.append(since - CATCH_UP_SLACK)
+    if cycle.workspace_id is not None:
+        where.append("m.workspace_id = %s")
+        params.append(cycle.workspace_id)
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
-            UPDATE {table} AS m SET confidence = v.confidence, status = v.status,
-                decay_due_at = v.due, evidence_at = COALESCE(v.evidence_at, m.evidence_at)
+            INSERT INTO {_table(DecaySchedule)} (memory_id, workspace_id, due_at)
+            SELECT m.id, m.workspace_id, NULL FROM {_table(Memory)} AS m
+            WHERE {" AND ".join(where)}
+              AND NOT EXISTS (SELECT 1 FROM {_table(DecaySchedule)} AS s WHERE s.memory_id = m.id)
+            ON CONFLICT (memory_id) DO NOTHING
+            """,  # noqa: S608 - table names from the models, conditions from this function
+            params,
+        )
+        return int(cursor.rowcount)
+
+
+def _drop_retired(cycle: Cycle) -> int:
+    """Due rows of facts that left decay (merged, forgotten, decayed by hand): dropped, so no batch reads them again."""
+    keep = [str(s) for s in (*DECAYING, Status.PENDING_EMBED)]
+    where = ["m.status <> ALL(%s)", "(s.due_at IS NULL OR s.due_at <= %s)"]
+    params: list[Any] = [keep, cycle.now]
+    if cycle.workspace_id is not None:
+        where.append("s.workspace_id = %s")
+        params.append(cycle.workspace_id)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"DELETE FROM {_table(DecaySchedule)} AS s USING {_table(Memory)} AS m "  # noqa: S608
+            f"WHERE s.memory_id = m.id AND {' AND '.join(where)}",
+            params,
+        )
+        return int(cursor.rowcount)
+
+
+def _table(model: type[Memory] | type[DecaySchedule]) -> str:
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+def _write(rows: list[Memory], due_at: dict[uuid.UUID, dt.datetime | None]) -> None:
+    """One UPDATE for the batch's changed rows, one upsert of their due times (a retired fact's row goes).
+
+    ``updated_at`` stays, as decay is no edit (consolidation reads edits). No column
+    the memory UPDATE sets is indexed, and ``status`` is rewritten with its own value
+    but for a retirement, so PostgreSQL keeps the new row version on the same page
+    (fillfactor 85) without touching any index: a heap-only update.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            UPDATE {_table(Memory)} AS m SET confidence = v.confidence, status = v.status,
+                evidence_at = COALESCE(v.evidence_at, m.evidence_at)
             FROM (SELECT unnest(%s::uuid[]) AS id, unnest(%s::float8[]) AS confidence,
-                         unnest(%s::text[]) AS status, unnest(%s::timestamptz[]) AS due,
-                         unnest(%s::timestamptz[]) AS evidence_at) AS v
-            WHERE m.id = v.id
+                         unnest(%s::text[]) AS status, unnest(%s::timestamptz[]) AS evidence_at) AS v
+            WHERE m.id = v.id AND (m.confidence <> v.confidence OR m.status <> v.status
+                                   OR m.evidence_at IS DISTINCT FROM COALESCE(v.evidence_at, m.evidence_at))
             """,  # noqa: S608 - the table name comes from the model
             [
                 [m.pk for m in rows],
                 [m.confidence for m in rows],
                 [m.status for m in rows],
-                [m.decay_due_at for m in rows],
                 [m.evidence_at for m in rows],
             ],
         )
+        scheduled = [m for m in rows if due_at[m.pk] is not None]
+        cursor.execute(
+            f"""
+            INSERT INTO {_table(DecaySchedule)} (memory_id, workspace_id, due_at)
+            SELECT unnest(%s::uuid[]), unnest(%s::int[]), unnest(%s::timestamptz[])
+            ON CONFLICT (memory_id) DO UPDATE SET due_at = EXCLUDED.due_at
+            """,
+            [[m.pk for m in scheduled], [m.workspace_id for m in scheduled], [due_at[m.pk] for m in scheduled]],
+        )
+        retired = [m.pk for m in rows if due_at[m.pk] is None]
+        if retired:
+            cursor.execute(
+                f"DELETE FROM {_table(DecaySchedule)} WHERE memory_id = ANY(%s::uuid[])",  # noqa: S608
+                [retired],
+            )

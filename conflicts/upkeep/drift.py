@@ -3,12 +3,13 @@
 Never everything against everything: each cycle draws a pool of candidates
 cheaply — the newest facts (an index walk) and a block sample of the table
 (``TABLESAMPLE SYSTEM`` sized to about ``POOL`` rows, whatever the table's size)
-— keeps those of this cycle's topic partition (topic rotation: scope, else slot,
+— takes those of this cycle's topic partition first (topic rotation: scope, else slot,
 else first tag, hashed into ``MEMORYHUB_DRIFT_TOPIC_PARTITIONS``; cycle *n* takes
-partition *n* mod P), and draws 10–20 of them weighted by recency, access and
-strength. The budget follows the workspace's tolerance: an intolerant workspace
-(0.2) checks 20 facts a cycle, a tolerant one (0.8) 10. Each sampled fact goes
-through detection with ``DetectionContext.DRIFT``; what it finds is resolved,
+partition *n* mod P; a partition short of the budget is topped up from the others),
+and draws 10–20 of them weighted by recency, access and strength. The budget
+follows the workspace's tolerance: an intolerant workspace (0.2) checks 20 facts
+a cycle, a tolerant one (0.8) 10. Each sampled fact goes through detection
+with ``DetectionContext.DRIFT``; what it finds is resolved,
 carded or recorded as on ingestion (a pair already considered is not raised
 again, so a second cycle over the same facts changes nothing).
 """
@@ -90,15 +91,23 @@ def run_drift(cycle: Cycle) -> None:
 
 
 def drift_sample(workspace_id: int, *, turn: int, size: int, now: dt.datetime) -> list[uuid.UUID]:
-    """Up to ``size`` fact ids, drawn as the module says; the same turn of the same pool draws the same."""
-    pool = {f.id: f for f in _pool(workspace_id)}
-    if not pool:
-        return []
+    """Up to ``size`` fact ids, drawn as the module says; the same turn of the same pool draws the same.
+
+    The turn's topic partition comes first; when it holds fewer facts than the budget,
+    the rest of the budget is drawn from the other partitions, so a cycle checks as
+    many facts as its budget says whatever the spread of topics.
+    """
+    pool = list({f.id: f for f in _pool(workspace_id)}.values())
     wanted = turn % max(1, settings.MEMORYHUB_DRIFT_TOPIC_PARTITIONS)
-    in_turn = [f for f in pool.values() if partition(f.topic) == wanted] or list(pool.values())
     rng = random.Random(f"{workspace_id}:{turn}")
+    chosen = _draw([f for f in pool if partition(f.topic) == wanted], size, rng, now)
+    return chosen + _draw([f for f in pool if partition(f.topic) != wanted], size - len(chosen), rng, now)
+
+
+def _draw(candidates: list[Sampled], size: int, rng: random.Random, now: dt.datetime) -> list[uuid.UUID]:
+    """Up to ``size`` ids drawn without replacement, weighted by :func:`weight`."""
     chosen: list[uuid.UUID] = []
-    remaining = list(in_turn)
+    remaining = list(candidates)
     while remaining and len(chosen) < size:
         weights = [weight(f, now) for f in remaining]
         pick = rng.choices(range(len(remaining)), weights=weights)[0]

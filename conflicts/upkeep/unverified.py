@@ -27,6 +27,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from conflicts import hooks
 from conflicts.models import (
     DetectionContext,
     ResolutionStrategy,
@@ -141,7 +142,7 @@ def run_unverified(cycle: Cycle) -> None:
 def _solo(memory: Memory, kind: UncertaintyType, why: str) -> Uncertainty:
     tracker = Tracker()
     if kind == UncertaintyType.UNVERIFIED and reliability_lower(tracker, memory, Reliability.UNCERTAIN):
-        memory.save(update_fields=["reliability", "decay_due_at"])
+        memory.save(update_fields=["reliability"])
     record = Uncertainty.objects.create(
         workspace_id=memory.workspace_id,
         memory_a=memory,
@@ -154,14 +155,16 @@ def _solo(memory: Memory, kind: UncertaintyType, why: str) -> Uncertainty:
         surface_context=surface_context(memory, None),
     )
     tracker.created(record, UNCERTAINTY_FIELDS)
-    record_event(
-        workspace=Workspace(pk=memory.workspace_id),
-        actor=ACTOR,
-        verb="upkeep.unverified" if kind == UncertaintyType.UNVERIFIED else "upkeep.stale",
-        memory=memory,
-        changes=tracker.changes,
-        automatic=True,
-        reason=why,
+    hooks.announce_decision(
+        record_event(
+            workspace=Workspace(pk=memory.workspace_id),
+            actor=ACTOR,
+            verb="upkeep.unverified" if kind == UncertaintyType.UNVERIFIED else "upkeep.stale",
+            memory=memory,
+            changes=tracker.changes,
+            automatic=True,
+            reason=why,
+        )
     )
     return record
 
@@ -171,7 +174,7 @@ def unverified_settle(record: Uncertainty, actor: Actor = ACTOR) -> None:
     memory = Memory.objects.select_for_update().get(pk=record.memory_a_id)
     tracker = Tracker()
     if reliability_raise(tracker, memory):
-        memory.save(update_fields=["reliability", "decay_due_at"])
+        memory.save(update_fields=["reliability"])
     tracker.update(
         record,
         state=UncertaintyState.RESOLVED,
@@ -180,14 +183,16 @@ def unverified_settle(record: Uncertainty, actor: Actor = ACTOR) -> None:
         resolved_at=timezone.now(),
     )
     record.save()
-    record_event(
-        workspace=Workspace(pk=memory.workspace_id),
-        actor=actor,
-        verb="upkeep.verified",
-        memory=memory,
-        changes=tracker.changes,
-        automatic=True,
-        reason="an unverified fact was confirmed",
+    hooks.announce_decision(
+        record_event(
+            workspace=Workspace(pk=memory.workspace_id),
+            actor=actor,
+            verb="upkeep.verified",
+            memory=memory,
+            changes=tracker.changes,
+            automatic=True,
+            reason="an unverified fact was confirmed",
+        )
     )
 
 

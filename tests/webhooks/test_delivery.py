@@ -15,6 +15,8 @@ from conflicts.narrative import detective_run
 from memories.audit import Actor
 from memoryhub.errors import InvalidInput
 from tests.conflicts.cards import DETECTOR, auto_supersede, pair_card
+from tests.conflicts.test_upkeep_jobs import age, run
+from tests.memories.recall_helpers import remember
 from tests.webhooks.receiver import receiver
 from webhooks.models import Delivery, DeliveryAttempt, Webhook
 from webhooks.services import deliveries_create, deliveries_stalled, delivery_attempt, webhook_create
@@ -78,6 +80,24 @@ def test_an_answer_an_automatic_decision_and_a_failed_job_are_announced(
         "subject": f"run {run.pk}",
         "error": "RuntimeError: the story could not be read",
     }
+
+
+def test_an_upkeep_job_s_decision_is_announced_like_any_automatic_decision(
+    workspace: Workspace, django_capture_on_commit_callbacks: Any
+) -> None:
+    hook(workspace, "http://127.0.0.1:9/all", "decision.made")
+    fact = remember(workspace, "The staging cluster runs in Oslo")
+    age(fact, 150)  # 0.9 · exp(−0.01 · 150) ≈ 0.20: below 0.3, deprecated
+
+    with django_capture_on_commit_callbacks(execute=True):
+        run("decay", workspace)
+
+    [delivery] = Delivery.objects.all()
+    decision = json.loads(delivery.body)["data"]["decision"]
+    assert delivery.event_type == "decision.made"
+    assert decision["verb"] == "upkeep.deprecate"
+    assert decision["label"] == "Deprecated a fact whose confidence decayed too low"
+    assert decision["memory"]["id"] == str(fact.pk)
 
 
 def test_a_receiver_that_fails_twice_gets_the_event_on_the_third_attempt(workspace: Workspace, settings: Any) -> None:
