@@ -3,7 +3,7 @@
     .venv/bin/python bench/burst.py [--sizes 1000 10000] [--clients 8] [--keep]
 
 1. Starts ``manage.py run_hub`` exactly as `make run` does (migrate, the demo
-   workspace, gunicorn + Celery worker + beat) on a free port, with
+   workspace, web process + Celery worker + beat) on a free port, with
    ``MEMORYHUB_VAR_DIR`` pointing at a fresh temporary folder: its own embedded
    PostgreSQL, broker database and demo, untouched by any other run.
 2. As soon as run_hub prints its login, one agent commits a fact and the
@@ -142,7 +142,7 @@ class Agent:
             self.connection.request(method, f"/api/v1{path}", body=payload, headers=self.headers)
             response = self.connection.getresponse()
         except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
-            # gunicorn closes a keep-alive connection idle for 2 s; open another.
+            # The server may close an idle keep-alive connection; open another.
             self.connection.close()
             self.connection.request(method, f"/api/v1{path}", body=payload, headers=self.headers)
             response = self.connection.getresponse()

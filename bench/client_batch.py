@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/client_batch.py [--facts 10000] [--batch-size 1000] [--clients 8] [--keep]
 
-1. Starts ``manage.py run_hub`` as `make run` does (bench/burst.py's ``make_run_stack``: gunicorn,
+1. Starts ``manage.py run_hub`` as `make run` does (bench/burst.py's ``make_run_stack``: the web process,
    Celery worker and beat on a fresh embedded PostgreSQL in a temporary folder).
 2. 8 threads, each with its own ``MemoryHub`` and agent key, commit the facts one request each
    (``remember``) into a fresh workspace; then the stack's embedding queue is let drain.

@@ -4,7 +4,7 @@
 
 1. Seeds the dedicated workspace ``bench-commit`` up to ``--memories`` active
    facts (COPY, random unit-norm embeddings so the HNSW index has its real size).
-2. Starts gunicorn on a free local port, 2 workers × 4 threads as `make run` does,
+2. Starts the web process (uvicorn) on a free local port, 2 workers × 4 threads as `make run` does,
    with Celery pointed at its own broker database so no running worker takes the
    benchmark's tasks.
 3. ``--agents`` threads, one agent key and one keep-alive connection each, POST
@@ -45,7 +45,7 @@ django.setup()
 from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
 
-from bench.common import cpu_model, free_port, gunicorn, load_average, migrate_database, percentile, verdict  # noqa: E402
+from bench.common import cpu_model, free_port, load_average, migrate_database, percentile, verdict, web_server  # noqa: E402
 from memories.embeddings import DIMENSIONS, get_embedder  # noqa: E402
 from memories.models import Memory, Status  # noqa: E402
 from memories.services import memories_embed_pending  # noqa: E402
@@ -433,7 +433,7 @@ def report(
     print(f"         after {load_after}")
     print(
         f"setup: workspace {WORKSPACE_SLUG} with {held:,} memories (HNSW index {index_mb:,.0f} MB),"
-        f" gunicorn 2 workers × 4 threads, {args.agents} agents, {args.commits:,} commits"
+        f" uvicorn 2 workers × 4 threads, {args.agents} agents, {args.commits:,} commits"
         f" after {args.warmup} warm-up each"
     )
     print()
@@ -478,8 +478,8 @@ def main() -> int:
             keys.append(row)
             secrets.append(secret)
         port = free_port()
-        print(f"starting gunicorn on 127.0.0.1:{port}")
-        with gunicorn(port, {"CELERY_BROKER_URL": broker_url}):
+        print(f"starting the web process on 127.0.0.1:{port}")
+        with web_server(port, {"CELERY_BROKER_URL": broker_url}):
             print(f"{args.agents} agents committing {args.commits:,} facts")
             commits = run_commits(port=port, keys=secrets, commits=args.commits, warmup=args.warmup)
         load_after = load_average()

@@ -100,7 +100,3 @@ def _wait_until_up(port: int, process: subprocess.Popen[bytes], timeout: float) 
             pass
         time.sleep(0.2)
     raise RuntimeError(f"the web server did not answer on port {port} within {timeout:.0f}s")
-
-
-# The name the benchmarks used while the web process was gunicorn.
-gunicorn = web_server

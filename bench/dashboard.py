@@ -14,7 +14,7 @@
    average is printed too: on a shared machine it explains most of the spread.
    The live inbox's poll (``review:pulse``, every 5 s per open tab) is timed the same way.
 4. In a real browser (Debian's chromium through Playwright, ``--browser-answers``,
-   default 20; 0 skips it) against gunicorn started as ``make run`` starts it: a
+   default 20; 0 skips it) against the web process started as ``make run`` starts it: a
    reviewer opens the first card from the inbox list with ``o`` and answers card
    after card with ``y``. Each answer is timed from the key press (a capturing
    ``keydown`` listener) to the frame after HTMX swapped the next card in, with
@@ -31,9 +31,6 @@ import os
 import platform
 import random
 import re
-import signal
-import socket
-import subprocess
 import sys
 import time
 import urllib.request
@@ -57,7 +54,7 @@ from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from bench.common import migrate_database, percentile  # noqa: E402
+from bench.common import free_port, migrate_database, percentile, web_server  # noqa: E402
 from conflicts.models import CardFact, CardKind, CardState, ConflictCard, Severity  # noqa: E402
 from memories.models import Kind, Memory, Reliability, Status  # noqa: E402
 from workspaces.models import Role, Workspace  # noqa: E402
@@ -273,58 +270,44 @@ def main() -> int:
 
 
 def browser_answers(user: AbstractBaseUser, count: int) -> Timings:
-    """Answer ``count`` cards in a row by keyboard in chromium against gunicorn; key press → next card."""
+    """Answer ``count`` cards in a row by keyboard in chromium against the web process; key press → next card."""
     # Playwright is a dev tool: imported only for this phase.
     from playwright.sync_api import sync_playwright
 
     user.set_password(BROWSER_PASSWORD)
     user.save(update_fields=["password"])
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    gunicorn = Path(sys.executable).parent / "gunicorn"
-    server = subprocess.Popen(  # noqa: S603 - our own gunicorn, as `make run` starts it
-        [str(gunicorn), "memoryhub.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2", "--threads", "4"],
-        start_new_session=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    port = free_port()
     base = f"http://127.0.0.1:{port}"
     timings = Timings()
-    try:
-        _wait_for(base + "/login/")
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-            page = browser.new_page(viewport={"width": 1200, "height": 900})
-            server_ms: list[float] = []
+    with web_server(port), sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        server_ms: list[float] = []
 
-            def on_response(response: Any) -> None:
-                if response.request.method == "POST" and "/answer/" in response.url:
-                    found = SERVER_TIMING.search(response.headers.get("server-timing", ""))
-                    if found:
-                        server_ms.append(float(found.group(1)))
+        def on_response(response: Any) -> None:
+            if response.request.method == "POST" and "/answer/" in response.url:
+                found = SERVER_TIMING.search(response.headers.get("server-timing", ""))
+                if found:
+                    server_ms.append(float(found.group(1)))
 
-            page.on("response", on_response)
-            page.goto(f"{base}/login/?next=/w/{WORKSPACE_SLUG}/inbox/")
-            page.get_by_label("Username").fill(REVIEWER)
-            page.get_by_label("Password").fill(BROWSER_PASSWORD)
-            page.get_by_role("button", name="Sign in").click()
-            page.wait_for_selector("tr.card-row[aria-selected='true']")
-            page.keyboard.press("o")
-            page.wait_for_selector(".review-card")
-            page.evaluate(KEY_TO_CARD_PROBE)
-            for done in range(1, count + 1):
-                if done > 1:  # the previous answer's swap is finished: the focus is on the new question
-                    page.wait_for_selector("#card-question:focus")
-                page.wait_for_function("!document.querySelector('.htmx-request')")
-                page.keyboard.press("y")
-                page.wait_for_function(f"window.__answerMs.length >= {done}")
-            timings.client = [float(ms) for ms in page.evaluate("window.__answerMs")]
-            timings.server = server_ms
-            browser.close()
-    finally:
-        os.killpg(server.pid, signal.SIGTERM)
-        server.wait(timeout=30)
+        page.on("response", on_response)
+        page.goto(f"{base}/login/?next=/w/{WORKSPACE_SLUG}/inbox/")
+        page.get_by_label("Username").fill(REVIEWER)
+        page.get_by_label("Password").fill(BROWSER_PASSWORD)
+        page.get_by_role("button", name="Sign in").click()
+        page.wait_for_selector("tr.card-row[aria-selected='true']")
+        page.keyboard.press("o")
+        page.wait_for_selector(".review-card")
+        page.evaluate(KEY_TO_CARD_PROBE)
+        for done in range(1, count + 1):
+            if done > 1:  # the previous answer's swap is finished: the focus is on the new question
+                page.wait_for_selector("#card-question:focus")
+            page.wait_for_function("!document.querySelector('.htmx-request')")
+            page.keyboard.press("y")
+            page.wait_for_function(f"window.__answerMs.length >= {done}")
+        timings.client = [float(ms) for ms in page.evaluate("window.__answerMs")]
+        timings.server = server_ms
+        browser.close()
     return timings
 
 

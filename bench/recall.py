@@ -13,7 +13,7 @@
    with COPY (only missing rows), then ANALYZEd; EXPLAIN says whether recall's
    vector query uses ``memory_embedding_hnsw``.
 3. Latency: ``recall()`` in process with the query embedding and with a
-   precomputed query vector, then the same queries over HTTP against gunicorn
+   precomputed query vector, then the same queries over HTTP against the web process (uvicorn, as `make run` starts it)
    (the ``Server-Timing`` header).
 4. HNSW recall@10: recall's own filtered vector query (ef_search and iterative
    scan as recall sets them) against the exact top 10 computed in numpy from
@@ -63,12 +63,12 @@ from pgvector.django import CosineDistance  # noqa: E402
 from bench.common import (  # noqa: E402
     cpu_model,
     free_port,
-    gunicorn,
     load_average,
     migrate_database,
     p50_p95,
     percentile,
     verdict,
+    web_server,
 )
 from memories.embeddings import DIMENSIONS, embed_text, get_embedder  # noqa: E402
 from memories.models import Memory, Reliability, Status  # noqa: E402
@@ -790,7 +790,7 @@ class HttpTimes:
 
 
 def time_http(port: int, secret: str, texts: Sequence[str], warmup: Sequence[str]) -> HttpTimes:
-    """One agent, one keep-alive connection (so one gunicorn worker), queries one after another."""
+    """One agent, one keep-alive connection (so one web worker), queries one after another."""
     headers = {"Authorization": f"Bearer {secret}", "Content-Type": "application/json"}
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
     out = HttpTimes()
@@ -1209,9 +1209,9 @@ def run_http(workspaces: dict[int, Workspace], results: list[SizeResult], questi
             keys.append(row)
             secrets[size] = secret
         port = free_port()
-        print(f"\n== HTTP: gunicorn on 127.0.0.1:{port}, POST /api/v1/recall, Server-Timing", flush=True)
+        print(f"\n== HTTP: uvicorn on 127.0.0.1:{port}, POST /api/v1/recall, Server-Timing", flush=True)
         warm = [q.text for q in generate_questions(20, seed=QUESTION_SEED + 2)]
-        with gunicorn(port):
+        with web_server(port):
             for result in results:
                 result.http = time_http(port, secrets[result.size], [q.text for q in questions], warm)
     finally:
@@ -1364,7 +1364,7 @@ def main() -> int:
     parser.add_argument("--sizes", default="10000,100000", help="workspace sizes, comma-separated")
     parser.add_argument("--queries", type=int, default=200, help="queries per size for latency and recall@10")
     parser.add_argument("--skip-quality", action="store_true", help="skip update pairs and identifier look-ups")
-    parser.add_argument("--skip-http", action="store_true", help="skip the gunicorn measurement")
+    parser.add_argument("--skip-http", action="store_true", help="skip the measurement over HTTP")
     parser.add_argument("--pairs", help="pairs file (default shared/eval/pairs-dev.jsonl)")
     parser.add_argument("--identifiers", type=int, default=300, help="identifier facts per family")
     parser.add_argument("--lookups", type=int, default=60, help="look-ups per identifier family")

@@ -4,7 +4,7 @@
                                         [--json var/retrieval.json] [--variants]
 
 1. Starts ``manage.py run_hub`` as `make run` does (bench/burst.py's
-   ``make_run_stack``) on a fresh var dir: its own embedded PostgreSQL, gunicorn,
+   ``make_run_stack``) on a fresh var dir: its own embedded PostgreSQL, the web process,
    Celery worker and beat.
 2. Each conversation of ``bench/data/conversations.json`` (written by
    bench/conversations.py) goes into two workspaces over HTTP

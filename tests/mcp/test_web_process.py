@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
+import uvicorn
 from django.db import connection
+from uvicorn.server import ServerState
 
 from bench.common import ROOT, free_port
-from memoryhub.webserver import web_command
+from memoryhub.webserver import NoDelayH11Protocol, web_command
 from tests.mcp.conftest import Agent
 from tests.mcp.test_auth import INITIALIZE, MCP_HEADERS
 
@@ -60,3 +64,29 @@ def test_make_run_s_web_process_serves_django_and_mcp(web: str, agent: Agent) ->
     too_long = httpx.get(f"{web}/api/v1/memories?q={'a' * 9000}", headers=bearer)
     assert too_long.status_code == 414
     assert too_long.json()["code"] == "uri_too_long"
+
+
+def test_each_connection_has_nagle_off() -> None:
+    """A keep-alive response's body must not wait for the client's delayed ACK of its head (40 ms a request)."""
+
+    class Transport:
+        def __init__(self, sock: socket.socket) -> None:
+            self.sock = sock
+
+        def get_extra_info(self, name: str, default: object = None) -> object:
+            return self.sock if name == "socket" else default
+
+    async def app(scope: object, receive: object, send: object) -> None:
+        pass
+
+    config = uvicorn.Config(app)
+    config.load()
+    protocol = NoDelayH11Protocol(config, ServerState(), app_state={})
+    with socket.create_server(("127.0.0.1", 0)) as server, socket.create_connection(server.getsockname()) as client:
+        accepted, _ = server.accept()
+        with accepted:
+            assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 0
+            with contextlib.suppress(Exception):  # the fake transport lacks what h11 needs after the option is set
+                protocol.connection_made(Transport(accepted))  # type: ignore[arg-type]
+            assert accepted.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) == 1
+        client.close()
