@@ -44,7 +44,7 @@ from memories.hooks import FactReinforced
 from memories.models import LIVE_STATUSES, Event, Memory, Reliability, Source
 from memories.services import apply_link, apply_merge, apply_supersede
 from memories.speech_acts import is_claim
-from memories.subjects import Agreement, speakers_differ, states_its_subject, subjects_agree
+from memories.subjects import Agreement, entities_agree, speakers_differ, states_its_subject, subjects_agree
 from memoryhub.errors import ConflictError
 
 UNCERTAINTY_FIELDS = [
@@ -185,8 +185,9 @@ def conflict_resolve(
             return Resolution("none")
         older, newer = locked_older, locked_newer
         if verdict.relation == Relation.DUPLICATE:
-            if verdict.values_differ:
+            if verdict.values_differ or restated_after_a_change(older, newer):
                 # "The rate limit is 1,000 req/s" and "… 500 req/s" read alike; merging would drop a value.
+                # A value said again after something else was said of its subject is a return, not a copy.
                 return _record(older, newer, verdict, context, actor)
             return _merge_duplicate(older, newer, verdict, actor)
         if verdict.relation == Relation.TEMPORAL_CHANGE:
@@ -241,6 +242,34 @@ def _lock_live(a: Memory, b: Memory) -> tuple[Memory | None, Memory | None]:
 def merge_winner(memories: list[Memory]) -> Memory:
     """The fact a merge keeps (seed 002): the most confident; among equals the oldest."""
     return min(memories, key=lambda m: (-round(m.confidence, 6), m.valid_from, m.recorded_at, str(m.pk)))
+
+
+RESTATEMENT_WINDOW = 200  # facts of the subject's first word looked at between the two
+
+
+def restated_after_a_change(older: Memory, newer: Memory) -> bool:
+    """Did another claim about the same entity come between two alike facts?
+
+    "Sequence A: 5 emails over 14 days." … "Sequence A cut to 4 emails." …
+    "Sequence A is still 5 emails over 14 days.": the last is the old value coming
+    back, which the detective reads as a reversal and a person may have to settle —
+    folding it into the first would hide the newest word on the subject.
+    """
+    entity = older.subject_entity or newer.subject_entity
+    if not entity or not newer.valid_from or not older.valid_from or newer.valid_from <= older.valid_from:
+        return False
+    between = (
+        Memory.objects.filter(
+            workspace_id=older.workspace_id,
+            status__in=LIVE_STATUSES,
+            valid_from__gt=older.valid_from,
+            valid_from__lt=newer.valid_from,
+            subject_entity__startswith=entity.split()[0],
+        )
+        .exclude(pk__in=[older.pk, newer.pk])
+        .values_list("subject_entity", "speech_act")[:RESTATEMENT_WINDOW]
+    )
+    return any(is_claim(act) and entities_agree(entity, other) for other, act in between)
 
 
 def _merge_duplicate(older: Memory, newer: Memory, verdict: Verdict, actor: Actor) -> Resolution:

@@ -263,6 +263,25 @@ def test_a_duplicate_stating_another_value_is_recorded_not_merged(workspace: Wor
     assert uncertainty.state == "open"
 
 
+def test_a_value_said_again_after_a_change_is_recorded_not_merged(workspace: Workspace) -> None:
+    first = remember(workspace, "The support desk is open 9 to 5", valid_from=day(1))
+    remember(workspace, "The support desk now opens 8 to 8", valid_from=day(3))
+    again = remember(workspace, "The support desk is still open 9 to 5", valid_from=day(5))
+
+    assert resolve(first, again, verdict(Relation.DUPLICATE, p=0.97)) == "recorded"
+
+    assert [m.status for m in Memory.objects.filter(pk__in=[first.pk, again.pk])] == ["active", "active"]
+    assert not Link.objects.filter(rel="merged_into").exists()
+
+
+def test_a_fact_about_another_entity_in_between_does_not_stop_a_merge(workspace: Workspace) -> None:
+    first = remember(workspace, "The support desk is open 9 to 5", valid_from=day(1))
+    remember(workspace, "The sales desk now opens 8 to 8", valid_from=day(3))
+    again = remember(workspace, "The support desk is open from 9 to 5", valid_from=day(5))
+
+    assert resolve(first, again, verdict(Relation.DUPLICATE, p=0.97)) == "merged"
+
+
 def test_an_unsure_duplicate_is_left_alone(workspace: Workspace) -> None:
     first = remember(workspace, "Support hours are 9 to 5", valid_from=day(1))
     again = remember(workspace, "Support is open from 9 to 5", valid_from=day(2))
