@@ -127,6 +127,14 @@
   // One request at a time: a double keystroke must not answer two cards.
   document.addEventListener("htmx:beforeRequest", function () { busy = true; });
   document.addEventListener("htmx:afterRequest", function () { busy = false; });
+  // htmx puts the focus back on the element that had it before a swap (by id) once the swap settles;
+  // on a new card the question takes it, after that restore, so nothing else can keep it.
+  document.addEventListener("htmx:afterSettle", function (event) {
+    var target = event.detail && event.detail.target;
+    if (!target || target.id !== "review") return;
+    var heading = document.getElementById("card-question");
+    if (heading && document.activeElement !== heading) heading.focus({ preventScroll: true });
+  });
   document.addEventListener("htmx:afterSwap", function (event) {
     var target = event.detail && event.detail.target;
     if (!target) return;
