@@ -46,32 +46,33 @@ def standing(memory: Memory) -> bool:
 
 def cards_update_for_retired(*, memory_ids: list[uuid.UUID]) -> int:
     """Update or close every open card holding one of ``memory_ids``; returns how many changed."""
-    card_ids = list(
-        ConflictCard.objects.filter(state=CardState.OPEN, card_facts__memory_id__in=memory_ids)
-        .values_list("pk", flat=True)
-        .distinct()
+    return sum(_follow(card_id) for card_id in _cards_holding(memory_ids, CardState.OPEN))
+
+
+def _cards_holding(memory_ids: list[uuid.UUID], state: str) -> list[uuid.UUID]:
+    cards = ConflictCard.objects.filter(state=state, card_facts__memory_id__in=memory_ids)
+    return list(cards.values_list("pk", flat=True).distinct())
+
+
+def _locked(card_id: uuid.UUID, state: str) -> tuple[ConflictCard | None, list[Memory]]:
+    """The card, locked, if it is still in ``state``; its facts oldest first (call inside a transaction)."""
+    card = (
+        ConflictCard.objects.select_for_update(of=("self",))
+        .select_related("workspace")
+        .filter(pk=card_id, state=state)
+        .first()
     )
-    changed = 0
-    for card_id in card_ids:
-        changed += _follow(card_id)
-    return changed
+    if card is None:
+        return None, []
+    facts = Memory.objects.filter(card_facts__card=card).select_related("superseded_by")
+    return card, list(facts.order_by("valid_from", "recorded_at"))
 
 
 def _follow(card_id: uuid.UUID) -> int:
     with transaction.atomic():
-        card = (
-            ConflictCard.objects.select_for_update(of=("self",))
-            .select_related("workspace")
-            .filter(pk=card_id, state=CardState.OPEN)
-            .first()
-        )
+        card, facts = _locked(card_id, CardState.OPEN)
         if card is None:
             return 0
-        facts = list(
-            Memory.objects.filter(card_facts__card=card)
-            .select_related("superseded_by")
-            .order_by("valid_from", "recorded_at")
-        )
         live = [fact for fact in facts if standing(fact)]
         gone = [fact for fact in facts if not standing(fact)]
         if not gone:
@@ -107,25 +108,15 @@ def _follow(card_id: uuid.UUID) -> int:
 
 def cards_reopen_for_restored(*, memory_ids: list[uuid.UUID]) -> int:
     """Reopen every card the hub closed that holds one of ``memory_ids`` and has two standing facts again."""
-    card_ids = list(
-        ConflictCard.objects.filter(state=CardState.CLOSED, card_facts__memory_id__in=memory_ids)
-        .values_list("pk", flat=True)
-        .distinct()
-    )
-    return sum(_reopen(card_id, set(memory_ids)) for card_id in card_ids)
+    restored = set(memory_ids)
+    return sum(_reopen(card_id, restored) for card_id in _cards_holding(memory_ids, CardState.CLOSED))
 
 
 def _reopen(card_id: uuid.UUID, restored: set[uuid.UUID]) -> int:
     with transaction.atomic():
-        card = (
-            ConflictCard.objects.select_for_update(of=("self",))
-            .select_related("workspace")
-            .filter(pk=card_id, state=CardState.CLOSED)
-            .first()
-        )
+        card, facts = _locked(card_id, CardState.CLOSED)
         if card is None:
             return 0
-        facts = list(Memory.objects.filter(card_facts__card=card).order_by("valid_from", "recorded_at"))
         live = [fact for fact in facts if standing(fact)]
         if len(live) < 2:
             return 0

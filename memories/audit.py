@@ -172,27 +172,27 @@ _LIVE = {"pending_embed", "active"}
 
 def retired_memory_ids(changes: list[RowChange]) -> list[uuid.UUID]:
     """Memories that a change took out of the current set: a live status left, or a successor set."""
-    retired: list[uuid.UUID] = []
-    for change in changes:
-        if change.op != "update" or not isinstance(change.instance, Memory):
-            continue
-        before, after = change.before, change.after
-        left_live = "status" in after and after["status"] not in _LIVE and before.get("status") in _LIVE
-        superseded = after.get("superseded_by_id") is not None and before.get("superseded_by_id") is None
-        if left_live or superseded:
-            retired.append(change.instance.pk)
-    return retired
+    return [
+        pk
+        for pk, before, after in _memory_updates(changes)
+        if ("status" in after and after["status"] not in _LIVE and before.get("status") in _LIVE)
+        or (after.get("superseded_by_id") is not None and before.get("superseded_by_id") is None)
+    ]
 
 
 def restored_memory_ids(changes: list[RowChange]) -> list[uuid.UUID]:
     """Memories that a change put back into the current set: a live status regained, or a successor cleared."""
-    restored: list[uuid.UUID] = []
-    for change in changes:
-        if change.op != "update" or not isinstance(change.instance, Memory):
-            continue
-        before, after = change.before, change.after
-        back_live = "status" in after and after["status"] in _LIVE and before.get("status") not in (None, *_LIVE)
-        unsuperseded = after.get("superseded_by_id", 0) is None and before.get("superseded_by_id") is not None
-        if back_live or unsuperseded:
-            restored.append(change.instance.pk)
-    return restored
+    return [
+        pk
+        for pk, before, after in _memory_updates(changes)
+        if ("status" in after and after["status"] in _LIVE and before.get("status") not in (None, *_LIVE))
+        or ("superseded_by_id" in after and after["superseded_by_id"] is None and before.get("superseded_by_id"))
+    ]
+
+
+def _memory_updates(changes: list[RowChange]) -> list[tuple[uuid.UUID, dict[str, Any], dict[str, Any]]]:
+    return [
+        (change.instance.pk, change.before, change.after)
+        for change in changes
+        if change.op == "update" and isinstance(change.instance, Memory)
+    ]

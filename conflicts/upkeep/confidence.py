@@ -213,7 +213,7 @@ def _penalize(clash: Uncertainty, now: dt.datetime) -> int:
         tracker.update(memory, evidence_confidence=round(formulas.contradiction_penalty(anchor), 6))
         tracker.update(memory, confidence=round(formulas.confidence_now(memory, now), 6))
         memory.save(update_fields=["evidence_confidence", "confidence"])
-        memory_decay_due_now(memory_ids=[memory.pk])
+    memory_decay_due_now(memory_ids=[memory.pk for memory in sides])
     hooks.announce_decision(
         record_event(
             workspace=Workspace(pk=clash.workspace_id),
