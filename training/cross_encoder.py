@@ -574,12 +574,12 @@ def train_from_files(
 
     cache = EmbeddingCache(data.cache / f"embeddings-{get_embedder().name}.npz", embed_texts)
     try:
-        pairs, groups = detector.training_pairs(data.pairs, data.dialogues, data.domain, cache)
+        pairs, groups = detector.training_pairs(data.pairs, data.dialogues, data.domain, cache, data.slots)
         config = detector.TrainConfig()
         folds = np.array([fold_of(g, config.folds) for g in groups])
         learn = [p for p, f in zip(pairs, folds, strict=True) if f != held_out_fold]
         log(f"{len(learn)} training pairs" + (f" (fold {held_out_fold} held out)" if held_out_fold is not None else ""))
-        inputs = [p for p in (data.pairs, data.dialogues, data.domain) if p is not None]
+        inputs = [p for p in (data.pairs, data.dialogues, data.domain, data.slots) if p is not None]
         counts: dict[str, dict[str, int]] = {}
         for p in learn:
             counts.setdefault(p.source, {}).setdefault(p.label, 0)

@@ -31,6 +31,7 @@ class TrainingData:
     dialogues: Path | None
     domain: Path | None
     cache: Path
+    slots: Path | None = None  # more pairs to learn from (training/slot_pairs.py's train split)
 
 
 @dataclass(frozen=True)

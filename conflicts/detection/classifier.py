@@ -22,7 +22,7 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -32,7 +32,7 @@ import numpy as np
 from conflicts.detection import cross_encoder, rules
 from conflicts.detection.candidates import memory_cosine
 from conflicts.detection.features import build_matrix
-from conflicts.detection.network import LABELS, RELATION_OF_LABEL, Model, apply_rules, load_model
+from conflicts.detection.network import LABELS, RELATION_OF_LABEL, Model, apply_rules, load_model, long_pairs
 from conflicts.detection.verdict import Relation, Verdict
 from memories import embeddings
 from memories.subjects import subjects_agree
@@ -60,6 +60,8 @@ LEFT_BEHIND_COSINE = 0.45
 # words by the rules, or this close in meaning.
 CORRECTED_COSINE = 0.6
 When = str | date | datetime | None
+# Facts that became true less than this apart carry no news of a change in the world.
+SAME_DAY = timedelta(days=1)
 
 
 @dataclass(frozen=True)
@@ -173,7 +175,7 @@ def classify_pairs(
         embeddings=detector.embeddings,
         hashed=detector.hashed,
     )
-    network = detector.model.probabilities(x)
+    network = detector.model.probabilities(x, long_pairs([p.a_text for p in pairs], [p.b_text for p in pairs]))
     read = np.zeros(len(pairs), dtype=bool)
     if reader is not None:
         cross = cross_encoder.load_cross_encoder(reader)
@@ -229,7 +231,8 @@ def classify_memory_pairs(pairs: list[tuple[Memory, Memory]], *, most_read: int 
     for older, newer in pairs:
         a_time: When = older.valid_from
         b_time: When = newer.valid_from
-        if older.valid_from and newer.valid_from and abs((newer.valid_from - older.valid_from).days) < 1:
+        # abs() of the timedelta, not of its .days: 40 µs earlier is days == -1.
+        if older.valid_from and newer.valid_from and abs(newer.valid_from - older.valid_from) < SAME_DAY:
             a_time = b_time = None
         inputs.append(
             PairInput(

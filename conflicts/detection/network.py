@@ -29,6 +29,20 @@ RELATION_OF_LABEL = {
 }
 
 
+# A pair with a side this long (in words) is a document read against a claim — adversarial NLI's
+# premises are paragraphs — not two facts. Such pairs get their own contradiction offset
+# (``Model.long_bias``), chosen by nested cross-validation like the label offsets: read as two
+# facts, the model calls too few of them contradictions (docs/DETECTION.md, "Long pairs").
+LONG_PAIR_WORDS = 30
+
+
+def long_pairs(a_texts: list[str], b_texts: list[str]) -> NDArray[np.bool_]:
+    return np.array(
+        [max(len(a.split()), len(b.split())) > LONG_PAIR_WORDS for a, b in zip(a_texts, b_texts, strict=True)],
+        dtype=bool,
+    )
+
+
 @dataclass
 class Model:
     """Standardisation, one hidden ReLU layer (or none), softmax over ``LABELS``, a temperature."""
@@ -41,6 +55,7 @@ class Model:
     b2: NDArray[np.float32] | None
     temperature: float = 1.0
     bias: NDArray[np.float32] | None = None  # per-label offsets on log-probabilities (see tune_bias)
+    long_bias: NDArray[np.float32] | None = None  # added for long pairs (``LONG_PAIR_WORDS``)
 
     def logits(self, x: NDArray[np.float32]) -> NDArray[np.float32]:
         h = (x - self.mean) / self.scale
@@ -50,10 +65,12 @@ class Model:
         out: NDArray[np.float32] = h.astype(np.float32)
         return out
 
-    def probabilities(self, x: NDArray[np.float32]) -> NDArray[np.float32]:
+    def probabilities(self, x: NDArray[np.float32], long: NDArray[np.bool_] | None = None) -> NDArray[np.float32]:
         z = self.logits(x) / self.temperature
         if self.bias is not None:
             z = z + self.bias
+        if self.long_bias is not None and long is not None and long.any():
+            z[long] += self.long_bias
         return softmax(z)
 
 
@@ -98,6 +115,7 @@ def save_model(model: Model, path: Path, metadata: dict[str, Any]) -> None:
         "b1": model.b1,
         "temperature": np.array([model.temperature], dtype=np.float32),
         "bias": model.bias if model.bias is not None else np.zeros(len(LABELS), dtype=np.float32),
+        "long_bias": model.long_bias if model.long_bias is not None else np.zeros(len(LABELS), dtype=np.float32),
     }
     if model.w2 is not None and model.b2 is not None:
         arrays["w2"] = model.w2
@@ -119,4 +137,5 @@ def load_model(path: Path) -> Model:
             b2=z.get("b2", None),
             temperature=float(z["temperature"][0]),
             bias=z.get("bias", None),
+            long_bias=z.get("long_bias", None),
         )

@@ -91,7 +91,7 @@ def test_a_verdict_carries_the_evidence() -> None:
     v = classify(
         "The project runs on Python 3.11.", "The project runs on Python 3.12.", "2023-01-01", "2024-01-01"
     ).verdict()
-    assert v.tier == "classifier"
+    assert v.tier in ("classifier", "cross_encoder")  # the network, or the network and its second reading
     assert v.relation == Relation.TEMPORAL_CHANGE
     assert v.current == "b"
     assert any("versions differ" in r for r in v.reasons)
@@ -239,3 +239,24 @@ def test_memories_embedded_by_another_model_are_classified_from_their_text() -> 
     from_text = classify(older.text, newer.text)
     assert verdict.relation == from_text.relation == Relation.TRUE_CONTRADICTION
     assert verdict.probability == pytest.approx(from_text.probability, abs=1e-6)
+
+
+def test_memories_true_from_within_a_day_of_each_other_carry_no_times_whichever_came_first() -> None:
+    import datetime as dt
+
+    from conflicts.detection.classifier import classify_memory_pairs
+    from memories.models import Memory
+
+    # The "older" fact of the pair became true 40 µs after the newer one: still the same moment.
+    # (A timedelta of −40 µs has .days == −1; comparing |.days| < 1 passed the times on.)
+    noon = dt.datetime(2025, 6, 1, 12, tzinfo=dt.UTC)
+    older = Memory(text="The public API rate limit is 1,000 requests per second.", valid_from=noon)
+    newer = Memory(
+        text="The public API rate limit is 2,000 requests per second.", valid_from=noon - dt.timedelta(microseconds=40)
+    )
+
+    [verdict] = classify_memory_pairs([(older, newer)])
+
+    # No time passed and nothing says it changed: two values at once, not an update.
+    assert verdict.relation != Relation.TEMPORAL_CHANGE
+    assert not any("valid from" in reason for reason in verdict.reasons)

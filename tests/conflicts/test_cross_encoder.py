@@ -107,9 +107,10 @@ def test_nothing_is_read_when_the_network_sees_no_possible_duplicate() -> None:
 
 
 def test_a_paraphrase_the_network_misreads_is_a_duplicate_once_read_together() -> None:
-    # Same limit, other words: the two MiniLM vectors differ enough for the network to see a clash.
-    a = "The public API rate limit is 1,000 requests per second."
-    b = "We cap the public API at 1,000 req/s."
+    # Same habit, other words: "never" on one side only reads like a clash to the network.
+    # (Retraining moves which paraphrases the network misreads; this one it misreads since 2026-11-26.)
+    a = "The user never eats pork."
+    b = "Pork is something the user avoids completely."
     alone = classify_pairs([PairInput(a, b)], reader=None)[0]
     read = classify_pairs([PairInput(a, b)])[0]
     assert alone.relation == Relation.TRUE_CONTRADICTION

@@ -17,6 +17,8 @@ DATA = Path(__file__).resolve().parents[2] / "training" / "data"
 FROZEN = {
     "stories-own-validation.jsonl": "97ce2122a7c5ba0b1b7f720ee3c21868c35c60a1cc1c2cc0b7c465f16248af25",
     "probes-validation.jsonl": "c58ea337a627eeb3836770e23239d2ded25b883b71455911039364e88abee0bc",
+    # Frozen on 2026-11-26 (training/slot_pairs.py).
+    "slot-pairs-validation.jsonl": "0badc296ffda7f6b48f204325aa985356d693e796178449a3cc44cb8cc0b2a1f",
 }
 
 STORY = """
@@ -93,9 +95,17 @@ def test_the_split_is_seeded_and_a_third_goes_to_validation() -> None:
 def test_the_committed_files_are_what_the_sources_give_and_validation_is_frozen(tmp_path: Path) -> None:
     shutil.copytree(DATA / "stories-own", tmp_path / "stories-own")
     shutil.copy(DATA / "probes-own.txt", tmp_path)
+    shutil.copytree(DATA / "slot-pairs", tmp_path / "slot-pairs")
     call_command("build_stories", "--data", str(tmp_path), stdout=StringIO())
 
-    built = ("stories-own-dev.jsonl", "stories-own-validation.jsonl", "probes-dev.jsonl", "probes-validation.jsonl")
+    built = (
+        "stories-own-dev.jsonl",
+        "stories-own-validation.jsonl",
+        "probes-dev.jsonl",
+        "probes-validation.jsonl",
+        "slot-pairs-train.jsonl",
+        "slot-pairs-validation.jsonl",
+    )
     for name in built:
         assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), name
     for name, digest in FROZEN.items():

@@ -89,3 +89,54 @@ def test_it_refuses_an_empty_ensemble(tmp_path: Path) -> None:
             stdout=StringIO(),
         )
     assert not (tmp_path / "d.npz").exists()
+
+
+def test_slot_pairs_are_learnt_when_asked_for(tmp_path: Path) -> None:
+    out = tmp_path / "detector.npz"
+    call_command(
+        "train_detector",
+        *("--pairs", str(FIXTURES / "train-tiny.jsonl"), "--no-dialogues", "--no-domain"),
+        *("--slots", str(Path(__file__).resolve().parents[2] / "training" / "data" / "slot-pairs-train.jsonl")),
+        *("--out", str(out), "--cache", str(tmp_path / "cache"), "--hidden", "8", "--epochs", "1", "--no-cv"),
+        stdout=StringIO(),
+        stderr=StringIO(),
+    )
+    metadata = json.loads(out.with_suffix(".json").read_text())
+    assert set(metadata["training_data"]["counts"]["slots"]) == {"update", "duplicate", "contradiction", "compatible"}
+    assert metadata["training_data"]["files"] == ["train-tiny.jsonl", "slot-pairs-train.jsonl"]
+
+
+def test_long_pairs_get_the_contradiction_offset_that_maximises_their_f1() -> None:
+    from training.detector import CONTRADICTION, tune_long_bias
+
+    # Four long pairs: the model leans to "compatible" on two real contradictions by a margin of 0.5.
+    lean = np.log(np.array([[0.6, 0.4, 0.0001, 0.0001]] * 4, dtype=np.float32))
+    log_probs = np.vstack([lean, np.log(np.array([[0.9, 0.1, 0.0001, 0.0001]] * 2, dtype=np.float32))])
+    y = np.array([1, 1, 0, 0, 0, 0])
+    long = np.array([True, True, False, False, False, False])
+    offset = tune_long_bias(log_probs, y, np.zeros(4, dtype=np.float32), long)
+
+    assert 0.4 < offset[CONTRADICTION] <= 1.0  # enough to call the two long contradictions, no more
+    assert offset[[0, 2, 3]].tolist() == [0.0, 0.0, 0.0]
+    assert not tune_long_bias(log_probs, y, np.zeros(4, dtype=np.float32), np.zeros(6, dtype=bool)).any()
+
+
+def test_the_long_pair_offset_moves_only_long_pairs() -> None:
+    from conflicts.detection.network import LONG_PAIR_WORDS, Model, long_pairs
+
+    model = Model(
+        mean=np.zeros(2, dtype=np.float32),
+        scale=np.ones(2, dtype=np.float32),
+        w1=np.zeros((2, 4), dtype=np.float32),
+        b1=np.zeros(4, dtype=np.float32),
+        w2=None,
+        b2=None,
+        long_bias=np.array([0.0, 2.0, 0.0, 0.0], dtype=np.float32),
+    )
+    claim, paragraph = "The sky is green.", " ".join(["word"] * (LONG_PAIR_WORDS + 1))
+    long = long_pairs([claim, paragraph], [claim, claim])
+    probs = model.probabilities(np.zeros((2, 2), dtype=np.float32), long)
+
+    assert long.tolist() == [False, True]
+    np.testing.assert_allclose(probs[0], [0.25, 0.25, 0.25, 0.25])
+    assert probs[1].argmax() == 1

@@ -25,6 +25,13 @@ def add_training_data_arguments(parser: CommandParser) -> None:
     parser.add_argument("--domain", type=Path, default=DOMAIN_PAIRS)
     parser.add_argument("--no-dialogues", action="store_true", help="train without DECODE persona pairs")
     parser.add_argument("--no-domain", action="store_true", help="train without our domain pairs")
+    parser.add_argument(
+        "--slots",
+        type=Path,
+        default=None,
+        help="also learn from these pairs, e.g. training/data/slot-pairs-train.jsonl (training/slot_pairs.py); "
+        "the shipped weights do not (docs/DETECTION.md, Slot pairs)",
+    )
     parser.add_argument("--cache", type=Path, default=Path(settings.VAR_DIR) / "cache" / "detector")
 
 
@@ -35,8 +42,9 @@ def training_data(options: dict[str, Any]) -> TrainingData:
         dialogues=None if options["no_dialogues"] else options["dialogues"],
         domain=None if options["no_domain"] else options["domain"],
         cache=options["cache"],
+        slots=options.get("slots"),
     )
-    for path in (data.pairs, data.dialogues, data.domain):
+    for path in (data.pairs, data.dialogues, data.domain, data.slots):
         if path is not None and not path.is_file():
             raise CommandError(f"{path}: no such file")
     return data

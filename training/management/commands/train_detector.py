@@ -54,6 +54,7 @@ class Command(BaseCommand):
                 pairs_path=data.pairs,
                 dialogue_path=data.dialogues,
                 domain_path=data.domain,
+                slots_path=data.slots,
                 out_path=options["out"],
                 embed=cache,
                 embedder=embedder,
