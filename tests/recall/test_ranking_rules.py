@@ -17,6 +17,7 @@ from recall.hybrid import (
     ScoreParts,
     _add_subject_recency,
     _diverse,
+    is_subject_lookup,
     query_period,
     recall,
     workspace_bm25,
@@ -136,6 +137,44 @@ def test_facts_with_one_key_are_one_subject_however_differently_worded() -> None
     _add_subject_recency([first, second], 0.15, None)
 
     assert second.score > first.score
+
+
+@pytest.mark.parametrize(
+    ("query", "lookup"),
+    [
+        ("Feature flag service", True),
+        ("Where the mother lives", True),
+        ("Home city", True),
+        ("Where does the user's mother live?", False),
+        ("What did Ana say about the trip to Kyoto last spring", False),
+        ("", False),
+    ],
+)
+def test_a_bare_subject_is_a_lookup_and_a_question_is_not(query: str, lookup: bool) -> None:
+    assert is_subject_lookup(query) is lookup
+
+
+def test_a_subject_lookup_counts_merely_similar_statements_as_one_subject() -> None:
+    # Cosine 0.6 between the two: alike, not near-duplicates.
+    similar = [0.6, 0.8] + [0.0] * 382
+    unit = [1.0] + [0.0] * 383
+
+    def pair() -> tuple[Hit, Hit]:
+        return (
+            hit("Feature flags are served by LaunchDarkly.", 0.70, month=1, vector=unit),
+            hit("Flags moved to a self-hosted Unleash in April.", 0.66, month=4, vector=similar),
+        )
+
+    older, newer = pair()
+    _add_subject_recency([older, newer], 0.10, None)  # a question: only near-duplicates are one subject
+    assert (older.parts.subject_recency, newer.parts.subject_recency) == (1.0, 1.0)
+    assert older.score > newer.score
+
+    older, newer = pair()
+    _add_subject_recency([older, newer], 0.10, None, same_subject=0.5)  # a bare subject lookup
+    assert newer.parts.subject_recency == 1.0
+    assert older.parts.subject_recency < 0.01
+    assert newer.score > older.score
 
 
 # ----------------------------------------------------------------------------------- lexical strength
