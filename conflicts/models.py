@@ -319,7 +319,11 @@ class JobRun(models.Model):
 
     job = models.CharField(max_length=32)
     workspace = models.ForeignKey(Workspace, null=True, blank=True, on_delete=models.CASCADE, related_name="job_runs")
-    trigger = models.CharField(max_length=16, default="schedule", help_text="schedule / manual / commit")
+    trigger = models.CharField(
+        max_length=16,
+        default="schedule",
+        help_text="schedule / manual / commit / continuation (queued by its predecessor)",
+    )
     state = models.CharField(max_length=16, choices=JobState.choices, default=JobState.QUEUED)
     read = models.PositiveIntegerField(default=0, help_text="rows the job looked at")
     changed = models.PositiveIntegerField(default=0, help_text="rows the job changed")

@@ -120,11 +120,13 @@ def requeue_unchecked() -> int:
 
 
 @shared_task(acks_late=True, autoretry_for=(OperationalError,), retry_backoff=5, max_retries=5)
-def upkeep_run(job: str, workspace_id: int | None = None, run_id: int | None = None) -> str:
-    """Beat and "run now": one recorded run of an upkeep job (``conflicts.upkeep``).
+def upkeep_run(job: str, workspace_id: int | None = None, run_id: int | None = None, follows: int | None = None) -> str:
+    """Beat, "run now" and continuations: one recorded run of an upkeep job (``conflicts.upkeep``).
 
     Safe to deliver twice: every job is idempotent, and a queued run is claimed once.
-    A failure is recorded on the run and retried, the committed batches kept.
+    A failure is recorded on the run and retried, the committed batches kept. A run
+    that handed over (a bounded decay cycle that left facts due) gets its successor at
+    the back of the queue at once; ``follows`` names the run a continuation continues.
     """
     run = job_execute(
         job=job,
@@ -132,8 +134,16 @@ def upkeep_run(job: str, workspace_id: int | None = None, run_id: int | None = N
         workspace_id=workspace_id,
         trigger="schedule" if run_id is None else "manual",
         run_id=run_id,
+        follows=follows,
     )
-    return run.state if run else "skipped"
+    if run is None:
+        return "skipped"
+    if run.details.get("continues"):
+        try:
+            upkeep_run.apply_async((job, run.workspace_id), {"follows": run.pk})
+        except Exception:
+            logger.exception("could not queue the successor of %s run %s; the next scheduled run goes on", job, run.pk)
+    return run.state
 
 
 def upkeep_request(*, job: str, workspace: Workspace) -> JobRun:

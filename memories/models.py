@@ -206,6 +206,18 @@ class Memory(models.Model):
         return Subject(self.subject_entity, self.subject_attribute, self.subject_source)
 
 
+class DueTime(models.Func):
+    """A decay due time where an empty one (due now) is the earliest of all.
+
+    One expression for "due" (``DueTime("due_at") <= now``) and for "most overdue
+    first" (ordering by it): an index on it answers both with one range scan, where
+    ``due_at IS NULL OR due_at <= now`` on a plain index takes two scans and loses the order.
+    """
+
+    template = "COALESCE(%(expressions)s, '-infinity'::timestamptz)"
+    output_field = models.DateTimeField()
+
+
 class DecaySchedule(models.Model):
     """When the decay job next recomputes a fact's confidence (docs/UPKEEP.md, "Decay's write").
 
@@ -222,8 +234,8 @@ class DecaySchedule(models.Model):
 
     class Meta:
         indexes = [
-            models.Index(fields=["due_at"], name="decay_schedule_due"),  # the hourly run over all workspaces
-            models.Index(fields=["workspace", "due_at"], name="decay_schedule_ws_due"),  # "run now" on one
+            models.Index(DueTime("due_at"), name="decay_schedule_due"),  # the hourly run over all workspaces
+            models.Index("workspace", DueTime("due_at"), name="decay_schedule_ws_due"),  # "run now" on one
         ]
 
     def __str__(self) -> str:

@@ -9,7 +9,9 @@ change is an automatic, undoable event; an undone one counts as a person's word 
 the fact still holds, so decay restarts from the undo.
 
 Only facts whose confidence is due (``DecaySchedule``, indexed by due time) are read, in
-batches claimed with ``SKIP LOCKED``: a cycle costs what is due, not what is stored. The
+batches claimed with ``SKIP LOCKED``, at most ``MEMORYHUB_DECAY_CYCLE_ROWS`` a cycle and the
+most overdue first; a cycle that leaves facts due hands over to a successor (``run_decay``).
+A cycle costs what it reads, not what is stored or due. The
 due times live in that narrow side table so that the write on the wide memory row touches
 no indexed column (``confidence``, ``evidence_at``; ``status`` keeps its value but for the
 rare retirement) and PostgreSQL can make it a heap-only (HOT) update, with no new entry in
@@ -31,9 +33,9 @@ from django.utils import timezone
 from conflicts import hooks
 from conflicts.models import JobRun, JobState, ResolutionStrategy, Uncertainty, UncertaintyState
 from conflicts.upkeep import formulas
-from conflicts.upkeep.runs import Cycle
+from conflicts.upkeep.runs import CONTINUATION, Cycle
 from memories.audit import Actor, Tracker, record_event
-from memories.models import DecaySchedule, Event, Memory, Status
+from memories.models import DecaySchedule, DueTime, Event, Memory, Status
 from workspaces.models import Workspace
 
 ACTOR = Actor.system("decay")
@@ -52,41 +54,73 @@ FIELDS = (
     "status",
 )
 # The heap page a row version sits on (its ctid's block number).
-PAGE = RawSQL("(ctid::text::point)[0]::bigint", [])
+PAGE = RawSQL(f'("{Memory._meta.db_table}".ctid::text::point)[0]::bigint', [])  # noqa: S611 - the model's table
 # A fact saved this long before the previous run started may still have been uncommitted then.
 CATCH_UP_SLACK = dt.timedelta(hours=1)
 
 
 def due(now: dt.datetime, workspace_id: int | None = None) -> QuerySet[Memory]:
-    """Decaying facts with a schedule row whose due time is empty or past (read by the due-time index)."""
-    return Memory.objects.filter(status__in=DECAYING, pk__in=_due_rows(now, workspace_id).values("memory_id"))
+    """Facts whose decay due time is empty or past, the most overdue first (empty first).
+
+    Read through the due-time index (``DueTime``) in its order, so taking the first
+    rows costs what is taken, not what is due. Facts that left decay (merged,
+    forgotten) are among them until a batch drops their rows; a fact waiting for its
+    vector waits for a later cycle.
+    """
+    facts = (
+        Memory.objects.exclude(status=Status.PENDING_EMBED)
+        .filter(decay_schedule__isnull=False)  # an inner join: a fact without a row is not due, whatever COALESCE says
+        .alias(due=DueTime("decay_schedule__due_at"))
+        .filter(due__lte=now)
+    )
+    if workspace_id is not None:
+        facts = facts.filter(decay_schedule__workspace_id=workspace_id)
+    return facts.order_by("due")
 
 
-def _due_rows(now: dt.datetime, workspace_id: int | None) -> QuerySet[DecaySchedule]:
-    rows = DecaySchedule.objects.filter(Q(due_at__isnull=True) | Q(due_at__lte=now))
-    return rows.filter(workspace_id=workspace_id) if workspace_id is not None else rows
+def _due_rows(cycle: Cycle) -> QuerySet[DecaySchedule]:
+    """The due schedule rows alone: counted from the due-time index, without a visit to each memory row."""
+    rows = DecaySchedule.objects.alias(due=DueTime("due_at")).filter(due__lte=cycle.now)
+    return rows.filter(workspace_id=cycle.workspace_id) if cycle.workspace_id is not None else rows
 
 
 def run_decay(cycle: Cycle) -> None:
-    with transaction.atomic():
-        scheduled = schedule_unscheduled(cycle)
-        dropped = _drop_retired(cycle)
-    cycle.note(scheduled=scheduled, unscheduled_retired=dropped)
-    cycle.total(min(due(cycle.now, cycle.workspace_id).count(), settings.MEMORYHUB_UPKEEP_MAX_ROWS))
+    """One bounded cycle: at most ``MEMORYHUB_DECAY_CYCLE_ROWS`` due facts, the most overdue first.
+
+    A cycle that read its whole bound while facts are still due hands over to a
+    successor, which the task queues at once (trigger ``continuation``): an hour's
+    due facts are drained in as many short cycles as they need, and a larger memory
+    means more cycles, not longer ones. Only the chain's first cycle gives new facts
+    their schedule rows; a continuation leaves that to the next hour. Each cycle notes
+    how many schedule rows are still due after it.
+    """
+    bound = settings.MEMORYHUB_DECAY_CYCLE_ROWS
+    details: dict[str, object] = {}
+    if cycle.run.trigger != CONTINUATION:
+        details["scheduled"] = schedule_unscheduled(cycle)
+    cycle.total(_due_rows(cycle)[:bound].count())
     done = 0
-    while done < settings.MEMORYHUB_UPKEEP_MAX_ROWS:
-        read = decay_batch(cycle)
+    while done < bound:
+        read = decay_batch(cycle, limit=min(settings.MEMORYHUB_UPKEEP_BATCH_SIZE, bound - done))
         if not read:
             break
         done += read
+    details["still_due"] = _due_rows(cycle).count()
+    if done >= bound and details["still_due"]:
+        cycle.hand_over(**details)
+    else:
+        cycle.note(**details)
 
 
 def decay_batch(cycle: Cycle, *, limit: int | None = None) -> int:
-    """Recompute one batch of due facts in one transaction; how many it read (0: nothing was due)."""
+    """Recompute one batch of due facts in one transaction; how many it read (0: nothing was due).
+
+    A fact that left decay (merged, forgotten) only loses its schedule row.
+    """
     limit = limit or settings.MEMORYHUB_UPKEEP_BATCH_SIZE
     now = cycle.now
     with transaction.atomic():
-        claimed = due(now, cycle.workspace_id).select_for_update(skip_locked=True).only(*FIELDS)
+        claimed = due(now, cycle.workspace_id).select_for_update(skip_locked=True, of=("self",)).only(*FIELDS)
         rows = _one_per_page(list(claimed.annotate(page=PAGE)[:limit]))
         if not rows:
             return 0
@@ -94,6 +128,9 @@ def decay_batch(cycle: Cycle, *, limit: int | None = None) -> int:
         due_at: dict[uuid.UUID, dt.datetime | None] = {}
         changed = 0
         for memory in rows:
+            if memory.status not in DECAYING:
+                due_at[memory.pk] = None
+                continue
             since = vouched.get(memory.pk)
             confidence = round(formulas.confidence_now(memory, now, since=since), 6)
             status = _status_for(memory, confidence)
@@ -193,11 +230,12 @@ def schedule_unscheduled(cycle: Cycle) -> int:
     """Give each decaying fact that has no schedule row one, due now; how many it gave.
 
     New facts (and facts written around the services, by COPY) have none. Only the
-    facts saved since the previous run started are looked at (the ``updated_at``
-    index), so this costs what was written in between, not what is stored; the
-    first run ever looks at every fact once.
+    facts saved since the previous run that scheduled started are looked at (the
+    ``updated_at`` index), so this costs what was written in between, not what is
+    stored; the first run ever looks at every fact once. Continuations do not
+    schedule, so they do not count: a chain may outlast the hour's slack.
     """
-    previous = JobRun.objects.filter(job="decay", state=JobState.DONE)
+    previous = JobRun.objects.filter(job="decay", state=JobState.DONE).exclude(trigger=CONTINUATION)
     if cycle.workspace_id is not None:
         previous = previous.filter(Q(workspace_id=cycle.workspace_id) | Q(workspace__isnull=True))
     else:
@@ -225,23 +263,6 @@ def schedule_unscheduled(cycle: Cycle) -> int:
         return int(cursor.rowcount)
 
 
-def _drop_retired(cycle: Cycle) -> int:
-    """Due rows of facts that left decay (merged, forgotten, decayed by hand): dropped, so no batch reads them again."""
-    keep = [str(s) for s in (*DECAYING, Status.PENDING_EMBED)]
-    where = ["m.status <> ALL(%s)", "(s.due_at IS NULL OR s.due_at <= %s)"]
-    params: list[Any] = [keep, cycle.now]
-    if cycle.workspace_id is not None:
-        where.append("s.workspace_id = %s")
-        params.append(cycle.workspace_id)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"DELETE FROM {_table(DecaySchedule)} AS s USING {_table(Memory)} AS m "  # noqa: S608
-            f"WHERE s.memory_id = m.id AND {' AND '.join(where)}",
-            params,
-        )
-        return int(cursor.rowcount)
-
-
 def _table(model: type[Memory] | type[DecaySchedule]) -> str:
     return connection.ops.quote_name(model._meta.db_table)
 
@@ -252,7 +273,7 @@ def _write(rows: list[Memory], due_at: dict[uuid.UUID, dt.datetime | None]) -> N
     ``updated_at`` stays, as decay is no edit (consolidation reads edits). No column
     the memory UPDATE sets is indexed, and ``status`` is rewritten with its own value
     but for a retirement, so PostgreSQL keeps the new row version on the same page
-    (fillfactor 85) without touching any index: a heap-only update.
+    (fillfactor 75) without touching any index: a heap-only update.
     """
     with connection.cursor() as cursor:
         cursor.execute(

@@ -22,6 +22,8 @@ from conflicts.models import JobRun, JobState
 from workspaces.models import Workspace
 
 logger = logging.getLogger(__name__)
+# The trigger of a run queued by its predecessor, a bounded cycle that left work due (``Cycle.hand_over``).
+CONTINUATION = "continuation"
 
 
 @dataclass
@@ -49,6 +51,10 @@ class Cycle:
         self.run.details.update(details)
         JobRun.objects.filter(pk=self.run.pk).update(details=self.run.details)
 
+    def hand_over(self, **details: object) -> None:
+        """Ask for a successor run of the job, queued once this one is done (``conflicts.tasks.upkeep_run``)."""
+        self.note(continues=True, **details)
+
 
 JobFunction = Callable[[Cycle], None]
 
@@ -66,12 +72,14 @@ def job_execute(
     trigger: str = "schedule",
     run_id: int | None = None,
     now: dt.datetime | None = None,
+    follows: int | None = None,
 ) -> JobRun | None:
     """Run ``fn`` as one recorded run of ``job``; None when the queued run ``run_id`` was already claimed.
 
     A failure is recorded on the run (state ``failed``, the error) and raised
     again so the task retries; the batches that committed stay committed.
     ``now`` is the clock the job reads (tests and the benchmark move it).
+    ``follows`` is the run this one continues: its trigger is then ``continuation``.
     """
     now = now or timezone.now()
     _close_abandoned(job, now)
@@ -87,10 +95,11 @@ def job_execute(
         run = JobRun.objects.create(
             job=job,
             workspace_id=workspace_id,
-            trigger=trigger,
+            trigger=CONTINUATION if follows is not None else trigger,
             state=JobState.RUNNING,
             started_at=now,
             heartbeat_at=now,
+            details={"follows": follows} if follows is not None else {},
         )
     try:
         fn(Cycle(run, workspace_id, now))

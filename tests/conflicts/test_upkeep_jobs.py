@@ -13,12 +13,13 @@ from django.utils import timezone
 
 from conflicts.decisions import decision_revert, decisions_list
 from conflicts.models import JobRun, JobState, Uncertainty, UncertaintyState, UncertaintyType
+from conflicts.tasks import upkeep_run
 from conflicts.upkeep import JOBS, decay
 from conflicts.upkeep.drift import drift_sample, partition
 from conflicts.upkeep.runs import job_execute
 from memories.audit import Actor
 from memories.models import DecaySchedule, Event, Link, Memory
-from memories.services import event_undo, lineage, memory_reinforce
+from memories.services import event_undo, lineage, memory_forget, memory_reinforce
 from recall.context import ContextRequest, Message, context_assemble
 from recall.hybrid import RecallQuery, recall
 from tests.conftest import AgentClient
@@ -248,6 +249,128 @@ def test_a_job_killed_mid_batch_leaves_whole_batches(workspace: Workspace, monke
     killed.refresh_from_db()
     assert killed.state == JobState.FAILED
     assert killed.error.startswith("abandoned")
+
+
+def scheduled_now(workspace: Workspace, count: int, *, first_age: float = 10, step: float = 10) -> list[Memory]:
+    """``count`` facts with schedule rows, aged ``first_age``, ``first_age + step``, … days (the last most overdue)."""
+    facts = [remember(workspace, f"Region {n} keeps its backups for a month") for n in range(count)]
+    run("decay")  # each gets its schedule row and a due time
+    for n, fact in enumerate(facts):
+        age(fact, first_age + step * n)
+    return facts
+
+
+def due_ids(now: dt.datetime | None = None) -> set[Any]:
+    return set(decay.due(now or timezone.now()).values_list("pk", flat=True))
+
+
+def test_a_decay_cycle_reads_at_most_its_bound_the_most_overdue_first(
+    workspace: Workspace, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    facts = scheduled_now(workspace, 6)
+    fresh = remember(workspace, "Region 9 keeps its backups for a week")  # no schedule row yet
+    Memory.objects.filter(pk=fresh.pk).update(updated_at=timezone.now())
+    settings.MEMORYHUB_DECAY_CYCLE_ROWS = 3
+    settings.MEMORYHUB_UPKEEP_BATCH_SIZE = 2  # the bound holds across batches too
+    claimed: list[int] = []
+    real_one_per_page = decay._one_per_page
+    monkeypatch.setattr(decay, "_one_per_page", lambda rows: claimed.append(len(rows)) or real_one_per_page(rows))
+
+    cycle = run("decay")
+
+    # Due now (no due time yet) comes first, then the most overdue: the two aged longest.
+    assert due_ids() == {f.pk for f in facts[:4]}
+    assert cycle.read == 3
+    assert max(claimed) <= 2
+    assert (cycle.details["still_due"], cycle.details["continues"]) == (4, True)
+    assert cycle.progress_total == 3
+
+
+def drain_decay(monkeypatch: pytest.MonkeyPatch) -> list[JobRun]:
+    """Beat's decay message and every successor it queues, each carried out as a worker would, in order."""
+    messages: list[tuple[tuple[Any, ...], dict[str, Any]]] = [(("decay",), {})]
+    monkeypatch.setattr(upkeep_run, "apply_async", lambda args, kwargs: messages.append((args, kwargs)))
+    started = JobRun.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
+    while messages:
+        args, kwargs = messages.pop(0)
+        assert upkeep_run(*args, **kwargs) == "done"
+    return list(JobRun.objects.filter(pk__gt=started).order_by("pk"))
+
+
+def test_decay_cycles_hand_over_until_nothing_is_due_and_each_confidence_is_right(
+    workspace: Workspace, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    facts = scheduled_now(workspace, 7, first_age=20, step=35)  # 20 … 230 days: active, deprecated, decayed
+    ages = [20 + 35 * n for n in range(7)]
+    settings.MEMORYHUB_DECAY_CYCLE_ROWS = 2
+
+    runs = drain_decay(monkeypatch)
+
+    assert [(r.trigger, r.read, r.details["still_due"]) for r in runs] == [
+        ("schedule", 2, 5),
+        ("continuation", 2, 3),
+        ("continuation", 2, 1),
+        ("continuation", 1, 0),
+    ]
+    assert [r.details.get("follows") for r in runs] == [None, *(r.pk for r in runs[:-1])]
+    assert [bool(r.details.get("continues")) for r in runs] == [True, True, True, False]
+    assert "scheduled" not in runs[1].details  # only the chain's first cycle schedules new facts
+    assert due_ids() == set()
+    for fact, days in zip(facts, ages, strict=True):
+        fact.refresh_from_db()
+        expected = 0.9 * math.exp(-0.01 * days)
+        assert fact.confidence == pytest.approx(expected, abs=1e-6)
+        assert fact.status == ("decayed" if expected < 0.1 else "deprecated" if expected < 0.3 else "active")
+    assert {f.status for f in facts} == {"active", "deprecated", "decayed"}
+    state, events = decay_state(), Event.objects.count()
+
+    again = drain_decay(monkeypatch)
+
+    assert [(r.read, r.changed, r.details["still_due"]) for r in again] == [(0, 0, 0)]  # no successor
+    assert decay_state() == state
+    assert Event.objects.count() == events
+
+
+def test_a_cycle_that_reads_its_bound_and_leaves_nothing_due_has_no_successor(
+    workspace: Workspace, settings: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scheduled_now(workspace, 2)
+    settings.MEMORYHUB_DECAY_CYCLE_ROWS = 2
+
+    runs = drain_decay(monkeypatch)
+
+    assert [(r.read, r.details["still_due"], r.details.get("continues")) for r in runs] == [(2, 0, None)]
+
+
+def test_a_forgotten_facts_due_row_is_dropped_and_its_confidence_left(workspace: Workspace) -> None:
+    kept, gone = scheduled_now(workspace, 2, first_age=60)
+    memory_forget(memory=gone, actor=PERSON)
+    gone.refresh_from_db()
+
+    cycle = run("decay")
+
+    assert not DecaySchedule.objects.filter(memory=gone).exists()
+    assert Memory.objects.get(pk=gone.pk).confidence == gone.confidence
+    assert DecaySchedule.objects.filter(memory=kept, due_at__gt=timezone.now()).exists()
+    assert (cycle.read, cycle.changed, cycle.details["still_due"]) == (2, 1, 0)
+
+
+def test_a_long_chain_of_continuations_does_not_hide_facts_saved_meanwhile(workspace: Workspace) -> None:
+    """New facts are looked for from the last *scheduled* cycle on: continuations schedule nothing."""
+    fact = remember(workspace, "The staging database is rebuilt on Sundays")
+    now = timezone.now()
+    head = run("decay")  # schedules the fact; then: saved around the services after the chain began
+    DecaySchedule.objects.filter(memory=fact).delete()
+    Memory.objects.filter(pk=fact.pk).update(updated_at=now - dt.timedelta(hours=2, minutes=30))
+    JobRun.objects.filter(pk=head.pk).update(created_at=now - dt.timedelta(hours=3))
+    continuation = run("decay", follows=head.pk)  # still running two hours later
+    JobRun.objects.filter(pk=continuation.pk).update(created_at=now - dt.timedelta(hours=1))
+
+    again = run("decay")
+
+    assert (continuation.trigger, continuation.details.get("scheduled")) == ("continuation", None)
+    assert again.details["scheduled"] == 1
+    assert DecaySchedule.objects.filter(memory=fact, due_at__isnull=False).exists()
 
 
 def test_an_undone_deprecation_sticks(workspace: Workspace) -> None:

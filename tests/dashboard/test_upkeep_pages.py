@@ -56,6 +56,26 @@ def test_the_jobs_page_lists_every_run_with_its_figures(workspace: Workspace) ->
     assert "every 2s" not in body  # nothing runs: no polling
 
 
+def test_a_decay_cycle_shows_its_backlog_and_a_continuation_the_run_it_follows(workspace: Workspace) -> None:
+    first = JobRun.objects.create(
+        job="decay", workspace=workspace, state=JobState.DONE, read=200, details={"still_due": 812, "continues": True}
+    )
+    JobRun.objects.create(
+        job="decay",
+        workspace=workspace,
+        trigger="continuation",
+        state=JobState.DONE,
+        read=200,
+        details={"follows": first.pk, "still_due": 0},
+    )
+
+    body = admin_of(workspace).get("/w/acme/jobs/").content.decode()
+
+    assert "812 still due, the next cycle follows" in body
+    assert f"continuation of #{first.pk}" in body
+    assert body.count("still due") == 1  # the last cycle left nothing due
+
+
 def test_a_running_job_shows_progress_and_the_table_polls(workspace: Workspace) -> None:
     JobRun.objects.create(
         job="consolidation",
