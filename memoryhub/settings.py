@@ -358,7 +358,7 @@ MEMORYHUB_UPKEEP_BATCH_SIZE = env_int("MEMORYHUB_UPKEEP_BATCH_SIZE", 1000)
 MEMORYHUB_UPKEEP_MAX_ROWS = env_int("MEMORYHUB_UPKEEP_MAX_ROWS", 50_000)
 # Due facts one decay cycle reads at most, the most overdue first; a cycle that leaves facts due queues
 # its successor at once, so a cycle's time stays flat as memory grows and the hour's work is split up.
-MEMORYHUB_DECAY_CYCLE_ROWS = env_int("MEMORYHUB_DECAY_CYCLE_ROWS", 200)
+MEMORYHUB_DECAY_CYCLE_ROWS = env_int("MEMORYHUB_DECAY_CYCLE_ROWS", 100)
 # A run whose progress has not moved for this long belongs to a dead worker: shown as abandoned.
 MEMORYHUB_UPKEEP_STALL_SECONDS = env_int("MEMORYHUB_UPKEEP_STALL_SECONDS", 900)
 
