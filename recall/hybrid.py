@@ -51,7 +51,7 @@ from pgvector.django import CosineDistance
 from conflicts.models import Answer, ResolutionStrategy, Uncertainty, UncertaintyState, UncertaintyType
 from memories.embeddings import DIMENSIONS, embed_text
 from memories.models import LIVE_STATUSES, Link, Memory, Reliability
-from memories.selectors import memories_load_vectors
+from memories.selectors import memories_load_vectors, memories_with_vectors
 from memoryhub.errors import InvalidInput
 from recall import periods
 from recall.periods import LATEST, Period, stated_date
@@ -262,7 +262,11 @@ def ranked_pool(
     base = _filtered(workspace, query)
     with transaction.atomic():
         _tune_vector_search(pool_size)
-        candidates = _vector_candidates(base, query_vector, pool_size)
+        # The nearest come with their vectors where the top hits are compared right after scoring
+        # (recency within a subject). Without recency (semantic mode, or a recency weight of 0) their
+        # vectors are read later, for the diversity step only: the newer-first step before it compares
+        # no vectors there, as it never has (docs/RECALL.md, step 5).
+        candidates = _vector_candidates(base, query_vector, pool_size, with_vectors=weights.recency > 0)
         if weights.lexical > 0:
             for memory in _lexical_candidates(base, lexical_query.query, pool_size, query_vector):
                 candidates.setdefault(memory.pk, memory)
@@ -378,14 +382,19 @@ def _indexed_rows() -> int:
     return rows
 
 
-def _vector_candidates(base: QuerySet[Memory], vector: np.ndarray[Any, Any], pool_size: int) -> dict[uuid.UUID, Memory]:
+def _vector_candidates(
+    base: QuerySet[Memory], vector: np.ndarray[Any, Any], pool_size: int, *, with_vectors: bool
+) -> dict[uuid.UUID, Memory]:
     qs = (
         base.filter(embedding__isnull=False)
         .annotate(distance=CosineDistance("embedding", vector))
-        .defer("embedding")
         .order_by("distance")[:pool_size]
     )
-    return {m.pk: m for m in qs}
+    if not with_vectors:
+        return {m.pk: m for m in qs.defer("embedding")}
+    # In binary (memories/vectors.py): the top hits are compared with each other, and nearly all of them
+    # are among these (on bench/recall.py's questions, all), so no second query fetches their vectors.
+    return {m.pk: m for m in memories_with_vectors(qs)}
 
 
 def _lexical_candidates(
@@ -511,7 +520,8 @@ def _replace_by_chain_heads(
     for _ in range(50):  # chains are short; the bound guards against corrupt cycles
         if not pending:
             break
-        successors = {m.pk: m for m in Memory.objects.filter(pk__in=set(pending.values())).defer("search_vector")}
+        found = Memory.objects.filter(pk__in=set(pending.values())).defer("search_vector")
+        successors = {m.pk: m for m in memories_with_vectors(found)}
         next_pending: dict[uuid.UUID, uuid.UUID] = {}
         for origin, successor_id in pending.items():
             successor = successors.get(successor_id) if successor_id else None
@@ -745,12 +755,17 @@ def _query_cosine(memory: Memory, vector: np.ndarray[Any, Any]) -> float:
         return 1.0 - float(distance)
     if not _has_vector(memory):
         return 0.0
-    return float(np.dot(vector, memory.embedding))
+    # In double precision, as the cosine of a vector parsed from text was (the float32s are the same).
+    return float(np.dot(vector, np.asarray(memory.embedding, dtype=np.float64)))
 
 
 def _has_vector(memory: Memory) -> bool:
-    """Whether the fact's vector is loaded and present (never loads a deferred one)."""
-    return "embedding" not in memory.get_deferred_fields() and memory.embedding is not None
+    """Whether the fact's vector is loaded and present (never loads a deferred one).
+
+    A deferred field is missing from the instance's ``__dict__``; that is what
+    ``get_deferred_fields()`` checks, for every field (microseconds a call, ~100 calls a recall).
+    """
+    return memory.__dict__.get("embedding") is not None
 
 
 def _score(
@@ -993,7 +1008,7 @@ def _cosines(hits: list[Hit]) -> np.ndarray[Any, Any]:
     vectors = np.zeros((len(hits), DIMENSIONS), dtype=np.float32)
     for i, hit in enumerate(hits):
         if _has_vector(hit.memory):
-            vectors[i] = hit.memory.embedding
+            vectors[i] = hit.memory.embedding  # a float32 array (memories/vectors.py): a row copy
     cosines: np.ndarray[Any, Any] = vectors @ vectors.T
     return cosines
 
@@ -1017,7 +1032,7 @@ def _expansions(results: list[Hit], spec: Expand) -> list[Hit]:
         targets = {
             m.pk: m
             for m in Memory.objects.filter(pk__in=[link.dst_id for link in links], status__in=LIVE_STATUSES).defer(
-                "search_vector"
+                "search_vector", "embedding"
             )
         }
         frontier = []
