@@ -45,7 +45,6 @@ from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
-from django.db.models.functions import Now
 from pgvector.django import CosineDistance
 
 from conflicts.models import Answer, ResolutionStrategy, Uncertainty, UncertaintyState, UncertaintyType
@@ -221,8 +220,21 @@ class Hit:
 
 
 def recall(*, workspace: Workspace, query: RecallQuery, query_vector: np.ndarray[Any, Any] | None = None) -> list[Hit]:
-    """Rank the workspace's facts for ``query``; see the module docstring."""
-    hits = ranked_pool(workspace=workspace, query=query, query_vector=query_vector)
+    """Rank the workspace's facts for ``query``; see the module docstring.
+
+    One transaction for the whole recall: its settings (the HNSW beam, the
+    access counts' commit without waiting for the WAL flush) are set once and
+    end with it, and no BEGIN / COMMIT pair stands between its queries.
+    """
+    if query_vector is None:
+        query_vector = embed_text(query.query)  # before the transaction opens: no connection held idle
+    with transaction.atomic():
+        return _recall(workspace, query, query_vector)
+
+
+def _recall(workspace: Workspace, query: RecallQuery, query_vector: np.ndarray[Any, Any]) -> list[Hit]:
+    base = _filtered(workspace, query)
+    hits = ranked_pool(workspace=workspace, query=query, query_vector=query_vector, base=base)
     if not hits:
         return []
     period = query_period(query.query) if query.as_of is None else None
@@ -232,9 +244,7 @@ def recall(*, workspace: Workspace, query: RecallQuery, query_vector: np.ndarray
     results = _diverse(hits, query.k, period) if query.diversity else hits[: query.k]
     if query.as_of is None and period is None:
         # A question about a subject gets each matching subject's current fact first (recall/subjects.py).
-        results = subject_first(
-            base=_filtered(workspace, query), query=query.query, results=results, make_hit=_subject_hit
-        )
+        results = subject_first(base=base, query=query.query, results=results, make_hit=_subject_hit)
     if query.expand:
         results += _expansions(results, query.expand)
     _annotate_disputes(results)
@@ -244,10 +254,15 @@ def recall(*, workspace: Workspace, query: RecallQuery, query_vector: np.ndarray
 
 
 def ranked_pool(
-    *, workspace: Workspace, query: RecallQuery, query_vector: np.ndarray[Any, Any] | None = None
+    *,
+    workspace: Workspace,
+    query: RecallQuery,
+    query_vector: np.ndarray[Any, Any] | None = None,
+    base: QuerySet[Memory] | None = None,
 ) -> list[Hit]:
     """Every candidate, scored and sorted, before the top hits are compared with each other.
 
+    ``base``: the query's filtered facts (``_filtered``), when the caller has them already.
     bench/retrieval_fit.py re-weights these scores' parts to learn the default weights.
     """
     weights = Weights.for_workspace(workspace, query.weights)
@@ -267,8 +282,10 @@ def ranked_pool(
         latest, lexical_text = periods.asks_latest(query.query)
     lexical_query = replace(query, query=lexical_text) if latest else query
 
-    base = _filtered(workspace, query)
-    with transaction.atomic():
+    if base is None:
+        base = _filtered(workspace, query)
+    # Within recall's transaction no savepoint is needed: its settings last to recall's end.
+    with transaction.atomic(savepoint=False):
         _tune_vector_search(pool_size)
         # The nearest come with their vectors where the top hits are compared right after scoring
         # (recency within a subject). Without recency (semantic mode, or a recency weight of 0) their
@@ -366,9 +383,12 @@ def _tune_vector_search(pool_size: int) -> None:
     # ef_search 150 rather than pgvector's 40: recall@10 0.95 → 0.96 for a 10k workspace
     # sharing the index with 100k others' rows, for < 1 ms; wider on larger tables
     # (ef_search_for; docs/BENCHMARKS.md).
+    # Both in one statement (one round trip): set_config(…, true) is SET LOCAL.
     with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL hnsw.ef_search = %s", [max(ef_search_for(_indexed_rows()), pool_size)])
-        cursor.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+        cursor.execute(
+            "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', 'relaxed_order', true)",
+            [str(max(ef_search_for(_indexed_rows()), pool_size))],
+        )
 
 
 def ef_search_for(rows: int) -> int:
@@ -1078,48 +1098,67 @@ def _expansions(results: list[Hit], spec: Expand) -> list[Hit]:
 
 
 def _annotate_disputes(hits: list[Hit]) -> None:
-    """Attach open uncertainties and, for contradictions, the memories on the other side."""
+    """Attach open uncertainties and, for contradictions, the memories on the other side.
+
+    The records are read without their memories: most answers have none, and
+    joining both sides cost about a millisecond of planning every time. The
+    other sides, when there are any, come in one more query.
+    """
     by_id = {h.memory.pk: h for h in hits}
     if not by_id:
         return
     open_states = [UncertaintyState.OPEN, UncertaintyState.SURFACED]
     records = Uncertainty.objects.filter(
         Q(memory_a_id__in=by_id) | Q(memory_b_id__in=by_id), state__in=open_states
-    ).select_related("memory_a", "memory_b")
-    for record in records:
-        for side, other in ((record.memory_a, record.memory_b), (record.memory_b, record.memory_a)):
-            if side is None or side.pk not in by_id:
+    ).values_list("pk", "memory_a_id", "memory_b_id", "uncertainty_type")
+    # (the hit's memory, the memory on the other side), in the order they are listed
+    other_sides: list[tuple[uuid.UUID, uuid.UUID]] = []
+    for pk, a, b, kind in records:
+        for side, other in ((a, b), (b, a)):
+            if side not in by_id:
                 continue
-            hit = by_id[side.pk]
-            hit.open_uncertainties.append(record.pk)
-            if record.uncertainty_type == UncertaintyType.CONTRADICTION and other is not None:
-                hit.contradicted_by.append(other)
-    contradicted = [h for h in hits if h.reliability == Reliability.CONTRADICTED]
+            by_id[side].open_uncertainties.append(pk)
+            if kind == UncertaintyType.CONTRADICTION and other is not None:
+                other_sides.append((side, other))
+    linked: list[tuple[uuid.UUID, uuid.UUID]] = []
+    contradicted = [h.memory.pk for h in hits if h.reliability == Reliability.CONTRADICTED]
     if contradicted:
-        ids = [h.memory.pk for h in contradicted]
-        for link in (
-            Link.objects.filter(rel="contradicts")
-            .filter(Q(src_id__in=ids) | Q(dst_id__in=ids))
-            .select_related("src", "dst")
-        ):
-            for side, other in ((link.src, link.dst), (link.dst, link.src)):
-                flagged = by_id.get(side.pk)
-                if flagged is not None and all(m.pk != other.pk for m in flagged.contradicted_by):
-                    flagged.contradicted_by.append(other)
+        links = Link.objects.filter(rel="contradicts").filter(Q(src_id__in=contradicted) | Q(dst_id__in=contradicted))
+        for src, dst in links.values_list("src_id", "dst_id"):
+            linked += [(src, dst), (dst, src)]
+    wanted = {other for _, other in other_sides + linked}
+    if not wanted:
+        return
+    # Shown by id, text, agent and date: their vectors and tsvectors stay in the table.
+    others = {m.pk: m for m in Memory.objects.filter(pk__in=wanted).defer("embedding", "search_vector")}
+    for side, other in other_sides:
+        if other in others:
+            by_id[side].contradicted_by.append(others[other])
+    for side, other in linked:
+        flagged = by_id.get(side)
+        if flagged is not None and other in others and all(m.pk != other for m in flagged.contradicted_by):
+            flagged.contradicted_by.append(others[other])
+
+
+# Both statements in one round trip (psycopg binds the parameters on the client and sends one simple query).
+_TOUCH = f"""
+    SET LOCAL synchronous_commit = off;
+    UPDATE {Memory._meta.db_table}
+    SET access_count = access_count + 1, last_accessed_at = statement_timestamp()
+    WHERE id = ANY(%s)
+"""  # noqa: S608 - the table name is ours, the ids are a parameter
 
 
 def _touch(ids: list[uuid.UUID]) -> None:
     """Count the access. Access counters never feed the score, so a repeated query keeps its order.
 
     Bookkeeping, not a fact: the commit does not wait for the WAL flush
-    (``synchronous_commit = off`` for this transaction only), so a crash can
-    lose the last few counts but recall never waits on the disk. The columns
-    are in no index and the table leaves room on its pages, so the update is
-    heap-only (no index writes).
+    (``synchronous_commit = off`` for recall's transaction, whose only write
+    this is), so a crash can lose the last few counts but recall never waits
+    on the disk. The columns are in no index and the table leaves room on its
+    pages, so the update is heap-only (no index writes).
     """
     if not ids:
         return
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL synchronous_commit = off")
-        Memory.objects.filter(pk__in=ids).update(access_count=F("access_count") + 1, last_accessed_at=Now())
+    with transaction.atomic(savepoint=False), connection.cursor() as cursor:
+        cursor.execute(_TOUCH, [ids])
