@@ -17,6 +17,11 @@ from a2wsgi import WSGIMiddleware
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
+# One BLAS thread, set before numpy loads (an operator's own setting wins). Recall's matrix products are
+# small (30 hits × 384), and waking OpenBLAS's second thread for each added 4–8 ms to the p95 of recall
+# over HTTP on the 2-core VM (docs/BENCHMARKS.md, 2026-11-26); requests run side by side on threads and
+# processes anyway. The same reason the embedder's session runs on one thread.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 # Django requests each web process answers at once (gunicorn ran 4 threads a process before).
 DJANGO_THREADS = 4

@@ -249,8 +249,16 @@ def _names_time(context: re.Match[str] | None) -> bool:
     return context is not None and bool(re.sub(r"\b(?:the|of|year)\b", "", context.group(0)).strip())
 
 
+# What every form needs at least one of: four digits (a year, an ISO date), a month's name, or a word of a
+# relative period. A text holding none is not scanned with the eight forms (~40 µs a text): 86 % of the
+# conversation benchmark's lines, 40 % of the recall benchmark's facts (same periods read on all of them).
+_MAY_NAME_A_TIME = re.compile(r"\d{4}|yesterday|today|ago|week|month|year|" + "|".join(MONTHS), re.IGNORECASE)
+
+
 def _read(text: str, reference: dt.datetime | None) -> Period | None:
     """The earliest time expression in ``text`` (at one position, the most specific form), narrowed and opened."""
+    if _MAY_NAME_A_TIME.search(text) is None:
+        return None
     found: list[tuple[int, int, Period, re.Match[str] | None]] = []
     for order, (name, pattern) in enumerate(_FORMS):
         for match in pattern.finditer(text):

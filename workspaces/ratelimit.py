@@ -5,6 +5,11 @@ statement: an upsert on the key's single ``ApiRateWindow`` row that either adds
 one to the current window or starts a new one, and returns the count. A fixed
 window lets a key send up to twice its rate across a window's edge; for a limit
 meant to stop runaway agents, not to meter them, that is fine.
+
+For the same reason the count is committed without waiting for the WAL flush
+(as recall's access counts are): a crash can lose the last few counts, and no
+request waits on the disk. Waiting cost every API request and MCP tool call
+1.5–5 ms on the 2-core VM (docs/BENCHMARKS.md, 2026-11-26).
 """
 
 from __future__ import annotations
@@ -29,6 +34,9 @@ _UPSERT = f"""
         window_start = EXCLUDED.window_start
     RETURNING count
 """  # noqa: S608 - the table name is ours, the values are parameters
+# Both statements in one round trip (psycopg's client-side binding sends them as one simple query, which
+# PostgreSQL runs as one implicit transaction; SET LOCAL lasts to its end).
+_UPSERT_NO_FLUSH_WAIT = "SET LOCAL synchronous_commit = off;" + _UPSERT
 
 
 @dataclass(frozen=True)
@@ -45,7 +53,12 @@ def rate_count(*, key: AgentKey, now: dt.datetime | None = None) -> RateVerdict:
     now = now or timezone.now()
     window_start = now.replace(second=0, microsecond=0)
     with connection.cursor() as cursor:
-        cursor.execute(_UPSERT, [key.pk, window_start])
+        if connection.in_atomic_block:
+            # Counted in the caller's transaction, which commits it: SET LOCAL would not wait for its writes either.
+            cursor.execute(_UPSERT, [key.pk, window_start])
+        else:
+            cursor.execute(_UPSERT_NO_FLUSH_WAIT, [key.pk, window_start])
+            cursor.nextset()  # past SET's empty result, to the upsert's
         (count,) = cursor.fetchone()
     retry_after = max(1, math.ceil((window_start + WINDOW - now).total_seconds()))
     return RateVerdict(allowed=count <= limit, count=count, limit=limit, retry_after_seconds=retry_after)

@@ -78,3 +78,20 @@ def test_a_wrong_key_is_401_and_counts_nothing(agent: AgentClient, settings: Any
 
     assert stranger.get("/api/v1/memories").status_code == 401
     assert agent.get("/memories").status_code == 200
+
+
+@pytest.mark.django_db(transaction=True)
+def test_outside_a_transaction_the_count_commits_on_its_own_and_the_session_keeps_waiting_for_the_flush() -> None:
+    from django.db import connection
+
+    from tests.factories import WorkspaceFactory, agent_key_for
+    from workspaces.ratelimit import rate_count
+
+    row, _ = agent_key_for(WorkspaceFactory(slug="acme"), "bot")
+
+    assert [rate_count(key=row).count for _ in range(3)] == [1, 2, 3]
+    assert ApiRateWindow.objects.get(agent_key=row).count == 3
+    with connection.cursor() as cursor:
+        # The count's commit did not wait for the WAL flush; nothing after it in the session skips that wait.
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone() == ("on",)

@@ -171,7 +171,7 @@ def test_a_subject_lookup_counts_merely_similar_statements_as_one_subject() -> N
     assert older.score > newer.score
 
     older, newer = pair()
-    _add_subject_recency([older, newer], 0.10, None, same_subject=0.5)  # a bare subject lookup
+    _add_subject_recency([older, newer], 0.10, None, subject_cosine=0.5)  # a bare subject lookup
     assert newer.parts.subject_recency == 1.0
     assert older.parts.subject_recency < 0.01
     assert newer.score > older.score

@@ -205,6 +205,22 @@ def test_a_contradicted_fact_still_surfaces_with_its_flag_and_the_other_side(wor
     assert [m.pk for m in by_id[rest.pk].contradicted_by] == [graphql.pk]
 
 
+def test_a_contradicts_link_names_the_other_side_once(workspace: Workspace) -> None:
+    rest = remember(workspace, "The public API is REST", importance=0.9)
+    graphql = remember(workspace, "The public API is GraphQL", importance=0.9)
+    Memory.objects.filter(pk=rest.pk).update(reliability="contradicted")
+    Link.objects.create(workspace=workspace, src=rest, dst=graphql, rel="contradicts")
+    Link.objects.create(workspace=workspace, src=graphql, dst=rest, rel="contradicts")
+
+    hits = recall(workspace=workspace, query=RecallQuery(query="What style is the public API?"))
+
+    by_id = {h.memory.pk: h for h in hits}
+    assert [m.pk for m in by_id[rest.pk].contradicted_by] == [graphql.pk]
+    assert by_id[rest.pk].contradicted_by[0].text == "The public API is GraphQL"
+    assert [m.pk for m in by_id[graphql.pk].contradicted_by] == [rest.pk]  # the link names it, though unmarked
+    assert by_id[rest.pk].open_uncertainties == []
+
+
 def test_near_duplicates_collapse_to_the_most_confident_and_k_stays_k(workspace: Workspace) -> None:
     remember(workspace, "The team uses Slack for chat", confidence=0.5)
     confident = remember(workspace, "The team uses Slack for chat.", confidence=0.95)
@@ -408,11 +424,12 @@ def test_recall_runs_the_same_few_queries_however_many_candidates(
     assert 0 < len(hits) <= 10  # near-identical facts collapse
 
 
-# candidates (2 + 2 settings), rare lexemes (1) and common-word statistics (1), the query words'
-# document frequencies (1) and the workspace's size (1, cached), vectors of the top hits (1, and at
-# most two more batches when near-duplicates crowd the top, as they do here), disputes (2), touch
-# (3 with its setting and savepoint): nothing per candidate. (A disputed candidate adds one: how sure.)
-QUERIES_PER_RECALL = 18
+# recall's one transaction (2: a savepoint here, BEGIN and COMMIT outside a test), its settings (1),
+# candidates (2, the nearest with their vectors), rare lexemes (1) and common-word statistics (1, cached),
+# the query words' document frequencies (1) and the workspace's size (1, cached), vectors of top hits
+# the candidates did not bring (none here; at most three batches when near-duplicates crowd the top),
+# disputes (1), touch (1, with its setting): nothing per candidate. (A disputed candidate adds one: how sure.)
+QUERIES_PER_RECALL = 14
 
 
 def test_recency_does_not_lift_a_newer_fact_unrelated_to_the_query(workspace: Workspace) -> None:
@@ -426,3 +443,25 @@ def test_recency_does_not_lift_a_newer_fact_unrelated_to_the_query(workspace: Wo
 
     assert hits[0].memory.pk == answer.pk
     assert hits[0].parts.recency < max(h.parts.recency for h in hits)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_recall_is_one_transaction_whose_settings_end_with_it() -> None:
+    from django.db import connection
+
+    from tests.factories import WorkspaceFactory
+
+    workspace = WorkspaceFactory(slug="acme")
+    remember(workspace, "Backups run nightly at 2am")
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW hnsw.ef_search")
+        (default_beam,) = cursor.fetchone()
+
+    hits = recall(workspace=workspace, query=RecallQuery(query="backups"))
+
+    assert len(hits) == 1
+    assert Memory.objects.get(pk=hits[0].memory.pk).access_count == 1  # the touch committed
+    assert not connection.in_atomic_block
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('hnsw.ef_search'), current_setting('synchronous_commit')")
+        assert cursor.fetchone() == (default_beam, "on")

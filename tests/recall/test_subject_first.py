@@ -78,3 +78,24 @@ def test_an_entity_older_than_the_attributes_newest_facts_still_gets_its_current
     hits = recall(workspace=workspace, query=RecallQuery(query="Who is Priya's manager?", k=3))
 
     assert hits[0].memory.pk == priya.pk
+
+
+def test_a_current_fact_ranking_left_out_is_read_whole(workspace: Workspace) -> None:
+    # The attribute's newest facts are read as (id, entity) only; a lifted fact that no ranked result
+    # carries is then read in full.
+    from memories.models import Memory
+    from recall.hybrid import Hit, ScoreParts
+
+    remember(workspace, "The user lives in Lisbon.", valid_from=day(3))
+    berlin = remember(workspace, "The user lives in Berlin.", valid_from=day(9), importance=0.8)
+
+    lifted = subjects.subject_first(
+        base=Memory.objects.filter(workspace=workspace),
+        query="Where does the user live?",
+        results=[],
+        make_hit=lambda memory, score: Hit(memory, score, ScoreParts(), memory.reliability),
+    )
+
+    assert [h.memory.pk for h in lifted] == [berlin.pk]
+    assert (lifted[0].memory.text, lifted[0].memory.importance) == ("The user lives in Berlin.", 0.8)
+    assert "embedding" in lifted[0].memory.get_deferred_fields()  # its vector stays in the table
