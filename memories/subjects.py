@@ -57,7 +57,10 @@ def _display_entity(entity: str) -> str:
 
 # Predicate patterns → attribute. Checked in order against the predicate (lower case).
 _ATTRIBUTE_PATTERNS: tuple[tuple[str, str], ...] = (
-    (r"\b(?:lives?|living|lived|resides?|residing|based)\b.*\b(?:in|at)\b", "home city"),
+    (r"\b(?:lives|living|lived|resides?|residing|based)\b.*\b(?:in|at)\b", "home city"),
+    # A bare "live" is the verb only where the predicate opens with it ("live in Porto", "still live in …"):
+    # "saw the band live at the Roundhouse" is a concert, not a home.
+    (r"^(?:(?:now|still|currently|also|really|do|does|did|to|will|would|can|could|used)\s+)*live\b.*\b(?:in|at)\b", "home city"),
     (r"\b(?:relocat\w*|mov(?:ed|es|ing|e))\s+(?:back\s+|house\s+|over\s+)?(?:in|out|abroad|away)\b", "home city"),
     # "moved to Berlin", "relocated from Porto to Utrecht": a move to a place with a name.
     (
@@ -89,7 +92,10 @@ _ATTRIBUTE_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"\b(?:drinks?|drinking|teetotal|sober|alcohol|beer|wine)\b", "drinking"),
     (r"\bsmok(?:es|ing|er|e)\b|\bcigarettes?\b|\bvap(?:es|ing)\b", "smoking"),
     (
-        r"\bmarried\b|\bdivorced\b|\bengaged\b|\bpartner\b|\bgirlfriend\b|\bboyfriend\b|\bwife\b|\bhusband\b|\bsingle\b",
+        r"\bmarried\b|\bdivorced\b|\bengaged\b|\bpartner\b|\bgirlfriend\b|\bboyfriend\b|\bwife\b|\bhusband\b"
+        # "is single", "single again": a person's status; "the band's new single" is a record.
+        r"|\b(?:is|am|are|was|were|be|been|being|still|now|stays?|stayed|become|became|again)\s+single\b"
+        r"|\bsingle\s+(?:again|now|parent|mum|mom|dad|father|mother)\b",
         "relationship",
     ),
     (r"\bbirthday\b|\bborn\b", "birth"),

@@ -27,6 +27,10 @@ FACTS = [
     ("Maya lives in Porto, near the Bolhão market.", "home_city", "maya", "home city"),
     ("Production now runs PostgreSQL 16.", "postgres_version", "production", "database"),
     ("To roll back a deploy, re-run the previous green pipeline.", "", "roll back a deploy", "procedure"),
+    # Words with two senses: a concert seen live is no home, a band's new single no relationship.
+    ("Radomir saw The Velvet Orchards live at the Roundhouse in July 2023.", "", "radomir", ""),
+    ("We still live in Ghent.", "", "team", "home city"),
+    ("Jonas is single again.", "", "jonas", "relationship"),
 ]
 
 
@@ -167,3 +171,8 @@ def test_one_day_is_an_event_not_a_schedule() -> None:
     assert subject_of("Safa baked bread by herself on Saturday.").attribute == ""
     assert subject_of("Piano lessons moved to Tuesday and Friday.").attribute == "schedule"
     assert subject_of("Bins go out every Monday.").attribute == "schedule"
+
+
+def test_a_record_called_a_single_is_no_relationship_status() -> None:
+    assert subject_of("Ana keeps playing the band's new single on repeat.").attribute != "relationship"
+    assert subject_of("Maya is single.").attribute == "relationship"
