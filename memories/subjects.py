@@ -60,7 +60,10 @@ _ATTRIBUTE_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"\b(?:lives|living|lived|resides?|residing|based)\b.*\b(?:in|at)\b", "home city"),
     # A bare "live" is the verb only where the predicate opens with it ("live in Porto", "still live in …"):
     # "saw the band live at the Roundhouse" is a concert, not a home.
-    (r"^(?:(?:now|still|currently|also|really|do|does|did|to|will|would|can|could|used)\s+)*live\b.*\b(?:in|at)\b", "home city"),
+    (
+        r"^(?:(?:now|still|currently|also|really|do|does|did|to|will|would|can|could|used)\s+)*live\b.*\b(?:in|at)\b",
+        "home city",
+    ),
     (r"\b(?:relocat\w*|mov(?:ed|es|ing|e))\s+(?:back\s+|house\s+|over\s+)?(?:in|out|abroad|away)\b", "home city"),
     # "moved to Berlin", "relocated from Porto to Utrecht": a move to a place with a name.
     (
@@ -990,10 +993,13 @@ _FIRST_PERSON_SINGULAR = re.compile(r"\b(?:i|i'm|i’m|i've|i’ve|i'd|i’d|i'l
 
 
 def speaker_of(text: str, agent: str) -> str:
-    """Who says the fact: a leading "Name:" before a first-person line, else the committing agent."""
+    """Who says the fact: a leading "Name:" before a line in the first person, else the committing agent.
+
+    The first person may come after an opening ("Anselm: Fun fact: I now own a banjo!").
+    """
     prefix = _SPEAKER_PREFIX.match(text)
     # "Update: I moved the broker" is a preamble, not someone called Update.
-    if prefix and not _PREAMBLE.match(text) and _FIRST_PERSON_SINGULAR.match(prefix["rest"].lstrip("\"'“ ")):
+    if prefix and not _PREAMBLE.match(text) and _FIRST_PERSON_SINGULAR.search(prefix["rest"]):
         return prefix["who"].strip().lower()
     return agent.strip().lower()
 

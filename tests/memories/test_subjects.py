@@ -105,6 +105,9 @@ def test_two_speakers_first_person_lines_are_about_two_people() -> None:
     # One agent writing both sides down, each line opening with who says it.
     assert _speakers_differ("user: I work at a bank.", "notes", "bot: I work at a farm.", "notes")
     assert speaker_of("Alice: my dog is called Rex.", "notes") == "alice"
+    # The first person after an opening: still the named speaker's own news.
+    banjo, harp = "Anselm: Fun fact: I now own a banjo!", "Imogen: Fun fact: I now own a harp!"
+    assert _speakers_differ(banjo, "chat", harp, "chat")
 
 
 def test_one_speaker_or_an_unknown_speaker_is_not_two_people() -> None:
