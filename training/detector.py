@@ -234,13 +234,15 @@ def fit_temperature(logits: NDArray[np.float32], y: NDArray[np.int64]) -> float:
     return float(min(fine, key=nll))
 
 
+def _label_f1(pred: NDArray[np.int64], y: NDArray[np.int64], k: int) -> float:
+    hits = float(np.sum((pred == k) & (y == k)))
+    denom = float(np.sum(pred == k) + np.sum(y == k))
+    return 2 * hits / denom if denom else 0.0
+
+
 def _f1_objective(pred: NDArray[np.int64], y: NDArray[np.int64]) -> float:
-    total = 0.0
-    for k in range(1, len(LABELS)):  # every label but compatible
-        hits = float(np.sum((pred == k) & (y == k)))
-        denom = float(np.sum(pred == k) + np.sum(y == k))
-        total += 2 * hits / denom if denom else 0.0
-    return total / (len(LABELS) - 1)
+    # every label but compatible
+    return sum(_label_f1(pred, y, k) for k in range(1, len(LABELS))) / (len(LABELS) - 1)
 
 
 def tune_bias(log_probs: NDArray[np.float32], y: NDArray[np.int64]) -> NDArray[np.float32]:
@@ -278,14 +280,12 @@ def tune_long_bias(
     offset = np.zeros(len(LABELS), dtype=np.float32)
     if not long.any():
         return offset
-    rows, gold = log_probs[long] + bias, y[long] == CONTRADICTION
+    rows, gold = log_probs[long] + bias, y[long]
 
     def f1(delta: float) -> float:
         shifted = rows.copy()
         shifted[:, CONTRADICTION] += delta
-        predicted = np.argmax(shifted, axis=1) == CONTRADICTION
-        denominator = float(predicted.sum() + gold.sum())
-        return 2 * float((predicted & gold).sum()) / denominator if denominator else 0.0
+        return _label_f1(np.argmax(shifted, axis=1), gold, CONTRADICTION)
 
     best = max(np.round(np.arange(-1.0, 3.01, 0.25), 2), key=lambda d: (f1(float(d)), -abs(float(d))))
     offset[CONTRADICTION] = float(best)
