@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from conflicts.detection.pipeline import Finding, detect
+from conflicts.detection.pipeline import SLOT_READS_ON_REQUEST, Finding, detect
 from conflicts.detection.verdict import Relation
 from conflicts.services import same_subject
 from memories.audit import Actor, Tracker, record_event
@@ -89,7 +89,7 @@ def memory_create_checked(
     if checked:
         findings = [
             f
-            for f in detect(draft, deadline=deadline, use_llm=False)
+            for f in detect(draft, deadline=deadline, use_llm=False, slot_reads=SLOT_READS_ON_REQUEST)
             if f.verdict.relation in CLASHES and same_subject(f.older, f.newer, f.verdict)
         ]
         checked = time.monotonic() < deadline or bool(findings)

@@ -9,14 +9,16 @@ Only facts about the same subject may invalidate each other: a verdict whose
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
+from pgvector.django import CosineDistance
 
 from conflicts import hooks
+from conflicts.detection.classifier import new_values
 from conflicts.detection.verdict import Relation, Verdict
 from conflicts.models import (
     CardFact,
@@ -44,7 +46,14 @@ from memories.hooks import FactReinforced
 from memories.models import LIVE_STATUSES, Event, Memory, Reliability, Source
 from memories.services import apply_link, apply_merge, apply_supersede
 from memories.speech_acts import is_claim
-from memories.subjects import Agreement, entities_agree, speakers_differ, states_its_subject, subjects_agree
+from memories.subjects import (
+    Agreement,
+    entities_agree,
+    relatives,
+    speakers_differ,
+    states_its_subject,
+    subjects_agree,
+)
 from memoryhub.errors import ConflictError
 
 UNCERTAINTY_FIELDS = [
@@ -130,7 +139,8 @@ class SubjectGuard:
 
 def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuard:
     agreement = subjects_agree(older.subject, newer.subject)
-    if older.key and newer.key and older.key != newer.key:
+    keys_differ = bool(older.key and newer.key and older.key != newer.key)
+    if keys_differ:
         agreement = Agreement(agreement.entity, False)
     other_speakers = speakers_differ(
         older.text, older.agent, older.subject_entity, newer.text, newer.agent, newer.subject_entity
@@ -144,15 +154,24 @@ def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuar
     names_the_value = verdict.tier == "rules" and verdict.announced
     entity_guessed = not (states_its_subject(older.text) and states_its_subject(newer.text))
     entity_ok = agreement.entity is not False or (
-        entity_guessed and not _relatives(older.subject_entity, newer.subject_entity)
+        entity_guessed and not relatives(older.subject_entity, newer.subject_entity)
     )
-    automatic = agreement.same or (names_the_value and agreement.attribute is not False and entity_ok)
+    # The pair reader read both facts as one subject given a new value: that outweighs the subject
+    # reader's two readings of one thing ("the staging database" / "Staging DB"), never two keys,
+    # two speakers or a relative ("the user" / "the user's sister").
+    read_as_one = (
+        verdict.one_slot
+        and not (keys_differ or other_speakers)
+        and not relatives(older.subject_entity, newer.subject_entity)
+    )
+    automatic = agreement.same or read_as_one or (names_the_value and agreement.attribute is not False and entity_ok)
     label = (newer.subject if newer.subject.attribute else older.subject).label or "one subject"
-    return SubjectGuard(automatic=automatic, different=agreement.different, label=label, other_speakers=other_speakers)
-
-
-def _relatives(a: str, b: str) -> bool:
-    return bool(a and b) and (a.startswith(b + "'s ") or b.startswith(a + "'s "))
+    return SubjectGuard(
+        automatic=automatic,
+        different=agreement.different and not read_as_one,
+        label=label,
+        other_speakers=other_speakers,
+    )
 
 
 def conflict_resolve(
@@ -177,6 +196,7 @@ def conflict_resolve(
         return Resolution("none")
     if pair_already_considered(older, newer):
         return Resolution("none")
+    verdict = _returned_value_disputed(older, newer, verdict)
     if not guard.automatic:
         return _ask_instead(older, newer, verdict, context, actor)
     with transaction.atomic():
@@ -270,6 +290,53 @@ def restated_after_a_change(older: Memory, newer: Memory) -> bool:
         .values_list("subject_entity", "speech_act")[:RESTATEMENT_WINDOW]
     )
     return any(is_claim(act) and entities_agree(entity, other) for other, act in between)
+
+
+# A retired fact this close in meaning to a new one can be the value it gives back.
+RETURN_COSINE = 0.6
+RETURN_CANDIDATES = 5
+
+
+def _returned_value_disputed(older: Memory, newer: Memory, verdict: Verdict) -> Verdict:
+    """An unannounced change read by the pair reader that gives back a value the hub retired is a dispute.
+
+    "The rate limit is 500 req/s" was superseded by "… now 1,000 req/s"; a later
+    "customers hit the rate limit at 500 req/s" that says nothing changed is the
+    old value coming back — a reversal for a person to settle, not an update to
+    apply silently.
+    """
+    if not (verdict.one_slot and verdict.relation == Relation.TEMPORAL_CHANGE and not verdict.announced):
+        return verdict
+    value = returned_value(older, newer)
+    if value is None:
+        return verdict
+    return replace(
+        verdict,
+        relation=Relation.TRUE_CONTRADICTION,
+        current=None,
+        reasons=(f'the newer fact gives back "{value}", which the hub had retired', *verdict.reasons),
+    )
+
+
+def returned_value(older: Memory, newer: Memory) -> str | None:
+    """A value ``newer`` gives that ``older`` does not and a retired fact close to ``newer`` did."""
+    values = new_values(older.text, newer.text)
+    if not values or newer.embedding is None:
+        return None
+    retired = (
+        Memory.objects.filter(workspace_id=newer.workspace_id, superseded_by__isnull=False, embedding__isnull=False)
+        .exclude(pk__in=[older.pk, newer.pk])
+        .annotate(distance=CosineDistance("embedding", newer.embedding))
+        .filter(distance__lte=1.0 - RETURN_COSINE)
+        .order_by("distance")
+        .values_list("text", flat=True)[:RETURN_CANDIDATES]
+    )
+    for text in retired:
+        stated = set(new_values("", text))
+        for value in values:
+            if value in stated:
+                return value
+    return None
 
 
 def _merge_duplicate(older: Memory, newer: Memory, verdict: Verdict, actor: Actor) -> Resolution:

@@ -978,6 +978,11 @@ def canonical_attribute(attribute: str) -> str:
     return words
 
 
+def relatives(a: str, b: str) -> bool:
+    """One entity is someone or something of the other's: "user" and "user's sister"."""
+    return bool(a and b) and (a.startswith(b + "'s ") or b.startswith(a + "'s "))
+
+
 def subjects_agree(a: Subject, b: Subject) -> Agreement:
     return Agreement(entities_agree(a.entity, b.entity), attributes_agree(a.attribute, b.attribute))
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 from pathlib import Path
@@ -35,7 +35,7 @@ from conflicts.detection.features import build_matrix
 from conflicts.detection.network import LABELS, RELATION_OF_LABEL, Model, apply_rules, load_model, long_pairs
 from conflicts.detection.verdict import Relation, Verdict
 from memories import embeddings
-from memories.subjects import subjects_agree
+from memories.subjects import relatives, speakers_differ, subjects_agree
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -62,6 +62,14 @@ CORRECTED_COSINE = 0.6
 When = str | date | datetime | None
 # Facts that became true less than this apart carry no news of a change in the world.
 SAME_DAY = timedelta(days=1)
+# The cross-encoder reads a dated pair as one subject given another value from this probability of
+# "update" plus "contradiction": reading both texts as one input, it gives those to a pair only when
+# both speak of one thing (dev sets: 0 of 20 fresh probe pairs of two subjects sharing words, 1 of
+# 566 dated story pairs of two subjects; docs/DETECTION.md, "The pair reader as a reader of subjects").
+ONE_SLOT_CHANGE = 0.6
+# Two sources giving one subject two values this close together, neither saying it changed, disagree:
+# which holds is a question for a person (the narrative detective's rule as well).
+SAME_TIME = timedelta(days=7)
 
 
 @dataclass(frozen=True)
@@ -82,6 +90,8 @@ class Prediction:
     current: Literal["a", "b"] | None  # the side that holds now, for a temporal change
     signals: rules.RuleSignals
     read_together: bool = False  # the cross-encoder read this pair too
+    # The cross-encoder's own probabilities (``LABELS`` order) where it read the pair, before any mixing.
+    reading: tuple[float, ...] | None = None
 
     @property
     def reasons(self) -> tuple[str, ...]:
@@ -177,18 +187,20 @@ def classify_pairs(
     )
     network = detector.model.probabilities(x, long_pairs([p.a_text for p in pairs], [p.b_text for p in pairs]))
     read = np.zeros(len(pairs), dtype=bool)
+    readings: dict[int, tuple[float, ...]] = {}
     if reader is not None:
         cross = cross_encoder.load_cross_encoder(reader)
-        read, network = cross_encoder.read_again(
-            network,
-            lambda rows: cross.probabilities([(pairs[i].a_text, pairs[i].b_text) for i in rows]),
-            signals,
-            most=most_read,
-        )
+
+        def read_rows(rows: NDArray[np.int64]) -> NDArray[np.float32]:
+            probabilities = cross.probabilities([(pairs[i].a_text, pairs[i].b_text) for i in rows])
+            readings.update((int(i), tuple(map(float, row))) for i, row in zip(rows, probabilities, strict=True))
+            return probabilities
+
+        read, network = cross_encoder.read_again(network, read_rows, signals, most=most_read)
     probs = apply_rules(network, signals).astype(np.float64)
     probs /= probs.sum(axis=1, keepdims=True)
     out = []
-    for row, s, read_together in zip(probs, signals, read, strict=True):
+    for index, (row, s, read_together) in enumerate(zip(probs, signals, read, strict=True)):
         best = int(np.argmax(row))
         relation = RELATION_OF_LABEL[LABELS[best]]
         current: Literal["a", "b"] | None = None
@@ -203,6 +215,7 @@ def classify_pairs(
                 current=current,
                 signals=s,
                 read_together=bool(read_together),
+                reading=readings.get(index),
             )
         )
     return out
@@ -220,12 +233,17 @@ def stored_vector(vector: Any, embedding_model: str) -> NDArray[np.float32] | No
     return np.asarray(vector, dtype=np.float32)
 
 
-def classify_memory_pairs(pairs: list[tuple[Memory, Memory]], *, most_read: int | None = None) -> list[Verdict]:
+def classify_memory_pairs(
+    pairs: list[tuple[Memory, Memory]], *, most_read: int | None = None, slot_reads: int | None = None
+) -> list[Verdict]:
     """The pipeline's entry point: ``(older, newer)`` memories → one verdict each.
 
     World times are passed only when they differ by at least a day: a fact's
     ``valid_from`` defaults to its commit time, and two facts committed minutes
-    apart say nothing about a change in the world.
+    apart say nothing about a change in the world. Dated pairs the cross-encoder
+    has not read yet are read by it too (at most ``slot_reads`` of them, in the
+    order given; ``None``: all) — :func:`_one_slot_change` asks whether it reads
+    them as one subject given a new value.
     """
     inputs = []
     for older, newer in pairs:
@@ -244,14 +262,92 @@ def classify_memory_pairs(pairs: list[tuple[Memory, Memory]], *, most_read: int 
                 stored_vector(newer.embedding, newer.embedding_model),
             )
         )
+    predictions = read_dated_pairs(pairs, classify_pairs(inputs, most_read=most_read), most=slot_reads)
     return [
         _left_behind(older, newer, prediction)
         or _corrected(older, newer, prediction)
         or _opposite_polarity(older, newer, prediction)
         or _announced_within_subject(older, newer, prediction)
+        or _one_slot_change(older, newer, prediction)
         or prediction.verdict()
-        for (older, newer), prediction in zip(pairs, classify_pairs(inputs, most_read=most_read), strict=True)
+        for (older, newer), prediction in zip(pairs, predictions, strict=True)
     ]
+
+
+def read_dated_pairs(
+    pairs: list[tuple[Memory, Memory]], predictions: list[Prediction], *, most: int | None
+) -> list[Prediction]:
+    """``predictions`` with the cross-encoder's reading of each dated pair it has not read (``most`` at most).
+
+    Pairs that cannot be one subject whatever the reading (two keys, two speakers,
+    a relative) are not read.
+    """
+    unread = [
+        index
+        for index, ((older, newer), prediction) in enumerate(zip(pairs, predictions, strict=True))
+        if prediction.reading is None and _dated_apart(older, newer) and not _subjects_apart(older, newer)
+    ][:most]
+    if not unread:
+        return predictions
+    readings = cross_encoder.load_cross_encoder().probabilities([(pairs[i][0].text, pairs[i][1].text) for i in unread])
+    out = list(predictions)
+    for index, reading in zip(unread, readings, strict=True):
+        out[index] = replace(out[index], reading=tuple(map(float, reading)))
+    return out
+
+
+def _dated_apart(older: Memory, newer: Memory) -> bool:
+    return bool(older.valid_from and newer.valid_from) and newer.valid_from - older.valid_from >= SAME_DAY
+
+
+def _subjects_apart(older: Memory, newer: Memory) -> bool:
+    """Known to be two subjects whatever the texts say: two keys, two speakers, someone and a relative."""
+    return (
+        bool(older.key and newer.key and older.key != newer.key)
+        or relatives(older.subject_entity, newer.subject_entity)
+        or speakers_differ(older.text, older.agent, older.subject_entity, newer.text, newer.agent, newer.subject_entity)
+    )
+
+
+def _one_slot_change(older: Memory, newer: Memory, prediction: Prediction) -> Verdict | None:
+    """Tier 1's second reading over its first: the pair reader reads the newer fact as another value of the older one's.
+
+    "Our CI runs on Jenkins." → "CI is on GitHub Actions since the migration.":
+    the subject reader's lexicon knows no attribute here, and the network reads
+    the two as compatible. The cross-encoder, reading both as one input, gives
+    "update" or "contradiction" only where both speak of one thing — so its
+    reading is evidence of one subject (``Verdict.one_slot``) as well as of the
+    difference, for a pair at least a day apart that nothing marks as two
+    subjects. It is a change when the newer fact says so; unannounced, when the
+    reader calls it an update and nothing says the two disagree instead.
+    """
+    reading = prediction.reading
+    if reading is None or not _dated_apart(older, newer) or _subjects_apart(older, newer):
+        return None
+    update, contradiction = reading[LABELS.index("update")], reading[LABELS.index("contradiction")]
+    changed = update + contradiction
+    if changed < ONE_SLOT_CHANGE:
+        return None
+    signals = prediction.signals
+    announced = bool(signals.change_markers_b or signals.past_markers_a)
+    # Unannounced, a second value is a change only where nothing says otherwise: not when the reader
+    # calls it a contradiction, not from another source within the week, and not against a fact that
+    # itself announced a change (a value going back after "moved to X" is a reversal to ask about).
+    disputed = not announced and (
+        update < contradiction
+        or (older.agent != newer.agent and newer.valid_from - older.valid_from < SAME_TIME)
+        or bool(signals.change_markers_a)
+    )
+    return Verdict(
+        relation=Relation.TRUE_CONTRADICTION if disputed else Relation.TEMPORAL_CHANGE,
+        probability=changed,
+        tier=TIER_READ,
+        current=None if disputed else "b",
+        announced=announced,
+        one_slot=True,
+        reasons=(f"read together as one subject with another value (p={changed:.2f})", *prediction.reasons),
+        probabilities={RELATION_OF_LABEL[label].value: p for label, p in zip(LABELS, reading, strict=True)},
+    )
 
 
 def _announced_within_subject(older: Memory, newer: Memory, prediction: Prediction) -> Verdict | None:

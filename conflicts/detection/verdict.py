@@ -27,7 +27,8 @@ class Verdict:
     side says itself that something changed ("moved to", "switched", "no
     longer", or "used to" on the other side); ``values_differ`` is True when the
     rules found numbers, versions or dates that differ between the two — then a
-    "duplicate" is too unsafe to merge (news paraphrases differ in figures; facts do not).
+    "duplicate" is too unsafe to merge (news paraphrases differ in figures; facts do not);
+    ``one_slot`` is True when the pair reader read the two as one subject given a new value.
     """
 
     relation: Relation
@@ -37,6 +38,9 @@ class Verdict:
     same_subject: bool = True
     announced: bool = False
     values_differ: bool = False
+    # The pair reader (the cross-encoder, reading both texts as one input) read the newer fact as a
+    # new value of the older one's subject: evidence of one subject beside the subject reader's.
+    one_slot: bool = False
     reasons: tuple[str, ...] = ()
     reasoning: str = ""
     probabilities: dict[str, float] = field(default_factory=dict)

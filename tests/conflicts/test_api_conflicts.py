@@ -17,7 +17,7 @@ def script(monkeypatch: pytest.MonkeyPatch) -> dict[tuple[str, str], Any]:
     """Verdicts by (older text, newer text); unscripted pairs are compatible."""
     verdicts: dict[tuple[str, str], Any] = {}
     classifier = ScriptedClassifier(verdicts)
-    monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda: classifier)
+    monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda **_: classifier)
     return verdicts
 
 

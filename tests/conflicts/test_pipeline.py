@@ -91,7 +91,7 @@ def test_the_drain_checks_each_waiting_fact_once(workspace: Workspace, monkeypat
     a = remember(workspace, "The user is vegetarian", valid_from=day(1))
     b = remember(workspace, "The user eats steak every day", valid_from=day(2))
     classify = ScriptedClassifier({(a.text, b.text): scripted(Relation.TRUE_CONTRADICTION)})
-    monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda: classify)
+    monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda **_: classify)
 
     assert detect_pending() == 2
     assert detect_pending() == 0
@@ -106,7 +106,7 @@ def test_a_failed_detection_releases_its_claim(workspace: Workspace, monkeypatch
     def broken(pairs: object) -> object:
         raise RuntimeError("model file missing")
 
-    monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda: broken)
+    monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda **_: broken)
 
     with pytest.raises(DetectionFailed):
         detect_pending()
@@ -135,7 +135,7 @@ def test_a_worker_that_dies_mid_check_loses_nothing(monkeypatch: pytest.MonkeyPa
             connections.close_all()
 
     # The first worker's fact has a candidate (the second), so it reaches the classifier and stalls there.
-    monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda: stalled)
+    monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda **_: stalled)
     thread = threading.Thread(target=first_worker)
     thread.start()
     try:
@@ -209,7 +209,7 @@ def test_a_slow_llm_holds_no_lock_on_the_fact_it_checks(
     older, newer = _one_waiting(workspace, "Ana hates mornings", "Ana goes running at 6am every day")
     # Unsure offline: the pair goes to the LLM, which takes 3 s to answer.
     classify = ScriptedClassifier({(older.text, newer.text): scripted(Relation.TRUE_CONTRADICTION, p=0.55)})
-    monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda: classify)
+    monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda **_: classify)
     llm.script(("sleep", 3.0))
     checked: list[Memory | None] = []
 
@@ -252,7 +252,7 @@ def test_a_fact_edited_while_it_is_checked_is_not_resolved_from_the_stale_verdic
         Memory.objects.filter(pk=older.pk).update(text="Release builds run on Jenkins")
         return [sure_switch for _ in pairs]
 
-    monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda: edited_meanwhile)
+    monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda **_: edited_meanwhile)
 
     assert check_next_waiting() == newer
     assert Memory.objects.get(pk=older.pk).superseded_by_id is None
@@ -261,7 +261,7 @@ def test_a_fact_edited_while_it_is_checked_is_not_resolved_from_the_stale_verdic
 
     # The next pass reads the facts as they are now.
     classify = ScriptedClassifier({})
-    monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda: classify)
+    monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda **_: classify)
     assert check_next_waiting() == newer
     assert classify.seen == [("Release builds run on Jenkins", newer.text)]
     assert Memory.objects.get(pk=newer.pk).checked_at is not None
@@ -277,7 +277,7 @@ def test_a_pair_whose_fact_was_forgotten_meanwhile_is_skipped(
         memory_forget(memory=older, actor=Actor.system("agent"))
         return [scripted(Relation.TRUE_CONTRADICTION) for _ in pairs]
 
-    monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda: forgotten_meanwhile)
+    monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda **_: forgotten_meanwhile)
 
     assert check_next_waiting() == newer
     assert not ConflictCard.objects.exists()

@@ -134,7 +134,7 @@ def test_the_background_check_runs_offline_while_it_is_open(
     older, newer = pair
     Memory.objects.filter(pk=older.pk).update(checked_at=timezone.now())
     classify = ScriptedClassifier({(older.text, newer.text): scripted(Relation.TRUE_CONTRADICTION, p=0.55)})
-    monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda: classify)
+    monkeypatch.setattr("conflicts.detection.pipeline.offline_classifier", lambda **_: classify)
     CircuitBreaker.objects.create(
         name=BREAKER, consecutive_failures=2, open_until=timezone.now() + dt.timedelta(seconds=60)
     )

@@ -1,0 +1,161 @@
+"""The pair reader as a reader of subjects: a dated pair the cross-encoder reads as one subject given another value.
+
+Hand-written pairs (not taken from any evaluation file) for
+``conflicts.detection.classifier._one_slot_change``, the guard's use of it
+(``conflicts.services.subject_guard``) and the whole ingestion path.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+import pytest
+
+from conflicts.detection.classifier import classify_memory_pairs
+from conflicts.detection.pipeline import detect_and_resolve
+from conflicts.detection.verdict import Relation
+from conflicts.models import ConflictCard
+from conflicts.services import conflict_resolve, subject_guard
+from memories.audit import Actor
+from memories.models import Event, Memory
+from memories.services import memory_supersede
+from memories.subjects import subject_of
+from tests.conflicts.scripted import scripted
+from tests.memories.recall_helpers import day, remember
+from workspaces.models import Workspace
+
+AT = dt.datetime(2026, 3, 2, 9, 0, tzinfo=dt.UTC)
+DETECTOR = Actor.system("detector")
+
+
+def fact(text: str, days_later: int = 0, *, agent: str = "notes", key: str = "") -> Memory:
+    subject = subject_of(text, key)
+    return Memory(
+        text=text,
+        key=key,
+        agent=agent,
+        valid_from=AT + dt.timedelta(days=days_later),
+        subject_entity=subject.entity,
+        subject_attribute=subject.attribute,
+    )
+
+
+def verdict_of(older: Memory, newer: Memory) -> tuple[Relation, bool]:
+    [verdict] = classify_memory_pairs([(older, newer)])
+    return verdict.relation, verdict.one_slot
+
+
+def test_a_change_the_subject_reader_reads_as_two_subjects_is_read_as_one() -> None:
+    older, newer = fact("The test database is PostgreSQL 13."), fact("Test DB upgraded to PostgreSQL 16.", 40)
+    # The rule reader sees "test database" and "db upgraded": not shown to agree.
+    assert older.subject_entity != newer.subject_entity
+
+    [verdict] = classify_memory_pairs([(older, newer)])
+
+    assert (verdict.relation, verdict.one_slot, verdict.current, verdict.announced) == (
+        Relation.TEMPORAL_CHANGE,
+        True,
+        "b",
+        True,
+    )
+    assert verdict.tier == "cross_encoder"
+    assert verdict.probability >= 0.6
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("The test database is PostgreSQL 13.", "The analytics database is ClickHouse."),
+        ("Sprint reviews are on Fridays.", "Payroll runs on Fridays."),
+        ("The team chat is Slack.", "The sales team tracks deals in Pipedrive."),
+    ],
+)
+def test_two_subjects_that_share_words_are_not_read_as_one(older: str, newer: str) -> None:
+    assert verdict_of(fact(older), fact(newer, 40))[1] is False
+
+
+def test_facts_of_one_day_are_not_read_for_a_change() -> None:
+    older, newer = fact("The test database is PostgreSQL 13."), fact("Test DB upgraded to PostgreSQL 16.")
+
+    assert verdict_of(older, newer)[1] is False
+
+
+def test_two_speakers_relatives_and_two_keys_are_never_one_subject() -> None:
+    # Each pair reads as a change to the cross-encoder; what is known of the subjects rules it out.
+    speakers = (
+        fact("I work at a bank in Leeds.", agent="alice"),
+        fact("I now work on a farm near York.", 30, agent="bob"),
+    )
+    relatives = (fact("The user's physio is on Mondays."), fact("The user's son has physio on Wednesdays now.", 30))
+    keys = (
+        fact("The test database is PostgreSQL 13.", key="test_db"),
+        fact("Test DB upgraded to PostgreSQL 16.", 40, key="warehouse_db"),
+    )
+
+    for older, newer in (speakers, relatives, keys):
+        assert verdict_of(older, newer)[1] is False, newer.text
+
+
+def test_an_unannounced_value_from_another_source_within_a_week_is_a_disagreement() -> None:
+    older = fact("The test database is PostgreSQL 13.", agent="ops-bot")
+
+    same_week = verdict_of(older, fact("Test DB is PostgreSQL 16.", 3, agent="support"))
+    weeks_later = verdict_of(older, fact("Test DB is PostgreSQL 16.", 40, agent="support"))
+    announced = verdict_of(older, fact("Test DB upgraded to PostgreSQL 16.", 3, agent="support"))
+
+    assert same_week == (Relation.TRUE_CONTRADICTION, True)
+    assert weeks_later == (Relation.TEMPORAL_CHANGE, True)
+    assert announced == (Relation.TEMPORAL_CHANGE, True)
+
+
+def test_the_guard_lets_a_one_subject_reading_act_but_never_across_relatives() -> None:
+    reading = scripted(Relation.TEMPORAL_CHANGE, 0.9, current="b", announced=True, one_slot=True)
+    database = fact("The test database is PostgreSQL 13."), fact("Test DB upgraded to PostgreSQL 16.", 40)
+    sister = fact("The user lives in Lisbon."), fact("The user's sister moved to Porto.", 40)
+
+    assert subject_guard(*database, scripted(Relation.TEMPORAL_CHANGE, 0.9, current="b")).automatic is False
+    assert subject_guard(*database, reading).automatic is True
+    assert subject_guard(*database, reading).different is False
+    assert subject_guard(*sister, reading).automatic is False
+
+
+@pytest.mark.django_db
+def test_ingestion_supersedes_a_change_read_as_one_subject_and_says_why(workspace: Workspace) -> None:
+    old = remember(workspace, "The test database is PostgreSQL 13.", valid_from=day(1))
+    other = remember(workspace, "The analytics database is ClickHouse.", valid_from=day(1, 2))
+    new = remember(workspace, "Test DB upgraded to PostgreSQL 16.", valid_from=day(3))
+
+    detect_and_resolve(new)
+
+    old.refresh_from_db()
+    other.refresh_from_db()
+    assert old.superseded_by_id == new.pk
+    assert other.superseded_by_id is None
+    assert other.reliability == "reliable"
+    event = Event.objects.get(verb="conflict.temporal_supersede")
+    assert event.reason.startswith("Same subject — ")
+    assert "cross_encoder" in event.reason
+    assert not ConflictCard.objects.exists()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(("later", "action"), [("at 500 req/s", "carded"), ("at 750 req/s", "superseded")])
+def test_an_unannounced_change_back_to_a_retired_value_is_asked_not_applied(
+    workspace: Workspace, later: str, action: str
+) -> None:
+    first = remember(workspace, "The API rate limit is 500 requests per second.", valid_from=day(1))
+    raised = remember(workspace, "The API rate limit is now 1,000 requests per second.", valid_from=day(2))
+    memory_supersede(old=first, new=raised, actor=DETECTOR)
+    restated = remember(workspace, "The API rate limit on the Pro plan is 1,000 req/s.", valid_from=day(3))
+    back = remember(workspace, f"Pro customers hit the API rate limit {later}.", valid_from=day(5))
+    reading = scripted(Relation.TEMPORAL_CHANGE, 0.95, current="b", one_slot=True)
+
+    resolution = conflict_resolve(older=restated, newer=back, verdict=reading, context="ingestion", actor=DETECTOR)
+
+    assert resolution.action == action
+    restated.refresh_from_db()
+    assert (restated.superseded_by_id == back.pk) is (action == "superseded")
+    if action == "carded":
+        assert resolution.card is not None
+        assert resolution.card.kind == "contradiction"
+        assert 'gives back "500"' in resolution.card.evidence["reasons"][0]
