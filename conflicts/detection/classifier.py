@@ -324,6 +324,8 @@ def _one_slot_change(older: Memory, newer: Memory, prediction: Prediction) -> Ve
     reading = prediction.reading
     if reading is None or not _dated_apart(older, newer) or _subjects_apart(older, newer):
         return None
+    if not shared_things(older.text, newer.text):
+        return None  # "Six, including me." / "Just One it is.": two replies, no subject named in both
     update, contradiction = reading[LABELS.index("update")], reading[LABELS.index("contradiction")]
     changed = update + contradiction
     if changed < ONE_SLOT_CHANGE:
@@ -409,6 +411,21 @@ def new_values(older: str, newer: str) -> list[str]:
 
     stated = set(values(older))
     return [value for value in values(newer) if value not in stated]
+
+
+def shared_things(a: str, b: str) -> set[str]:
+    """Content words (crudely stemmed) both texts use, less values: figures, weekdays, months.
+
+    What a reading of one subject needs at the least: something both facts name
+    besides the values that differ ("test" and "postgresql" in "The test database
+    is PostgreSQL 13." / "Test DB upgraded to PostgreSQL 16.").
+    """
+
+    def things(text: str) -> set[str]:
+        stems = rules.content_stems(rules.tokens(text))
+        return {s for s in stems if not any(c.isdigit() for c in s) and not _CALENDAR.match(s)}
+
+    return things(a) & things(b)
 
 
 def _corrected(older: Memory, newer: Memory, prediction: Prediction) -> Verdict | None:

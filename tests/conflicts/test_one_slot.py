@@ -11,8 +11,9 @@ import datetime as dt
 
 import pytest
 
-from conflicts.detection.classifier import classify_memory_pairs
+from conflicts.detection.classifier import Prediction, _one_slot_change, classify_memory_pairs, shared_things
 from conflicts.detection.pipeline import detect_and_resolve
+from conflicts.detection.rules import analyse
 from conflicts.detection.verdict import Relation
 from conflicts.models import ConflictCard
 from conflicts.services import conflict_resolve, subject_guard
@@ -159,3 +160,25 @@ def test_an_unannounced_change_back_to_a_retired_value_is_asked_not_applied(
         assert resolution.card is not None
         assert resolution.card.kind == "contradiction"
         assert 'gives back "500"' in resolution.card.evidence["reasons"][0]
+
+
+def test_two_replies_that_name_no_common_thing_are_not_read_as_one_subject() -> None:
+    # Chat replies leave their subject in the conversation: a reader's "another value" (six → one) says nothing.
+    older, newer = fact("Six, counting me.", agent="sam"), fact("Just One it is.", 7, agent="sam")
+    change = Prediction(
+        relation=Relation.COMPATIBLE,
+        probability=0.9,
+        probabilities={},
+        current=None,
+        signals=analyse(older.text, newer.text),
+        reading=(0.02, 0.1, 0.02, 0.86),
+    )
+
+    assert shared_things(older.text, newer.text) == set()
+    assert _one_slot_change(older, newer, change) is None
+    assert shared_things("The test database is PostgreSQL 13.", "Test DB upgraded to PostgreSQL 16.") == {
+        "test",
+        "postgresql",
+    }
+    # Values that differ are not a shared subject: figures, weekdays, months.
+    assert shared_things("Physio on Tuesdays at 11.", "Only Tuesdays at 12 now.") == set()
