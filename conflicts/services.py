@@ -18,7 +18,7 @@ from django.utils import timezone
 from pgvector.django import CosineDistance
 
 from conflicts import hooks
-from conflicts.detection.classifier import new_values
+from conflicts.detection.classifier import new_values, subjects_apart
 from conflicts.detection.verdict import Relation, Verdict
 from conflicts.models import (
     CardFact,
@@ -159,11 +159,7 @@ def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuar
     # The pair reader read both facts as one subject given a new value: that outweighs the subject
     # reader's two readings of one thing ("the staging database" / "Staging DB"), never two keys,
     # two speakers or a relative ("the user" / "the user's sister").
-    read_as_one = (
-        verdict.one_slot
-        and not (keys_differ or other_speakers)
-        and not relatives(older.subject_entity, newer.subject_entity)
-    )
+    read_as_one = verdict.one_slot and not subjects_apart(older, newer)
     automatic = agreement.same or read_as_one or (names_the_value and agreement.attribute is not False and entity_ok)
     label = (newer.subject if newer.subject.attribute else older.subject).label or "one subject"
     return SubjectGuard(

@@ -285,7 +285,7 @@ def read_dated_pairs(
     unread = [
         index
         for index, ((older, newer), prediction) in enumerate(zip(pairs, predictions, strict=True))
-        if prediction.reading is None and _dated_apart(older, newer) and not _subjects_apart(older, newer)
+        if prediction.reading is None and _dated_apart(older, newer) and not subjects_apart(older, newer)
     ][:most]
     if not unread:
         return predictions
@@ -300,8 +300,11 @@ def _dated_apart(older: Memory, newer: Memory) -> bool:
     return bool(older.valid_from and newer.valid_from) and newer.valid_from - older.valid_from >= SAME_DAY
 
 
-def _subjects_apart(older: Memory, newer: Memory) -> bool:
-    """Known to be two subjects whatever the texts say: two keys, two speakers, someone and a relative."""
+def subjects_apart(older: Memory, newer: Memory) -> bool:
+    """Known to be two subjects whatever the texts say: two keys, two speakers, someone and a relative.
+
+    What no reading of the texts can overrule (the guard, ``conflicts.services.subject_guard``, asks the same).
+    """
     return (
         bool(older.key and newer.key and older.key != newer.key)
         or relatives(older.subject_entity, newer.subject_entity)
@@ -322,7 +325,7 @@ def _one_slot_change(older: Memory, newer: Memory, prediction: Prediction) -> Ve
     reader calls it an update and nothing says the two disagree instead.
     """
     reading = prediction.reading
-    if reading is None or not _dated_apart(older, newer) or _subjects_apart(older, newer):
+    if reading is None or not _dated_apart(older, newer) or subjects_apart(older, newer):
         return None
     if not shared_things(older.text, newer.text):
         return None  # "Six, including me." / "Just One it is.": two replies, no subject named in both
