@@ -9,16 +9,15 @@ Only facts about the same subject may invalidate each other: a verdict whose
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
-from pgvector.django import CosineDistance
 
 from conflicts import hooks
-from conflicts.detection.classifier import new_values, subjects_apart
+from conflicts.detection.classifier import subjects_apart
 from conflicts.detection.verdict import Relation, Verdict
 from conflicts.models import (
     CardFact,
@@ -192,7 +191,6 @@ def conflict_resolve(
         return Resolution("none")
     if pair_already_considered(older, newer):
         return Resolution("none")
-    verdict = _returned_value_disputed(older, newer, verdict)
     if not guard.automatic:
         return _ask_instead(older, newer, verdict, context, actor)
     with transaction.atomic():
@@ -286,53 +284,6 @@ def restated_after_a_change(older: Memory, newer: Memory) -> bool:
         .values_list("subject_entity", "speech_act")[:RESTATEMENT_WINDOW]
     )
     return any(is_claim(act) and entities_agree(entity, other) for other, act in between)
-
-
-# A retired fact this close in meaning to a new one can be the value it gives back.
-RETURN_COSINE = 0.6
-RETURN_CANDIDATES = 5
-
-
-def _returned_value_disputed(older: Memory, newer: Memory, verdict: Verdict) -> Verdict:
-    """An unannounced change read by the pair reader that gives back a value the hub retired is a dispute.
-
-    "The rate limit is 500 req/s" was superseded by "… now 1,000 req/s"; a later
-    "customers hit the rate limit at 500 req/s" that says nothing changed is the
-    old value coming back — a reversal for a person to settle, not an update to
-    apply silently.
-    """
-    if not (verdict.one_slot and verdict.relation == Relation.TEMPORAL_CHANGE and not verdict.announced):
-        return verdict
-    value = returned_value(older, newer)
-    if value is None:
-        return verdict
-    return replace(
-        verdict,
-        relation=Relation.TRUE_CONTRADICTION,
-        current=None,
-        reasons=(f'the newer fact gives back "{value}", which the hub had retired', *verdict.reasons),
-    )
-
-
-def returned_value(older: Memory, newer: Memory) -> str | None:
-    """A value ``newer`` gives that ``older`` does not and a retired fact close to ``newer`` did."""
-    values = new_values(older.text, newer.text)
-    if not values or newer.embedding is None:
-        return None
-    retired = (
-        Memory.objects.filter(workspace_id=newer.workspace_id, superseded_by__isnull=False, embedding__isnull=False)
-        .exclude(pk__in=[older.pk, newer.pk])
-        .annotate(distance=CosineDistance("embedding", newer.embedding))
-        .filter(distance__lte=1.0 - RETURN_COSINE)
-        .order_by("distance")
-        .values_list("text", flat=True)[:RETURN_CANDIDATES]
-    )
-    for text in retired:
-        stated = set(new_values("", text))
-        for value in values:
-            if value in stated:
-                return value
-    return None
 
 
 def _merge_duplicate(older: Memory, newer: Memory, verdict: Verdict, actor: Actor) -> Resolution:

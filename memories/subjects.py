@@ -1009,6 +1009,20 @@ def speaker_of(text: str, agent: str) -> str:
     return agent.strip().lower()
 
 
+def without_speaker(text: str) -> str:
+    """A chat line without the "Name:" it opens with ("Saoirse: Class ran late again." → "Class ran late again.")."""
+    prefix = _SPEAKER_PREFIX.match(text)
+    return prefix["rest"] if prefix and not _PREAMBLE.match(text) else text
+
+
+def named_speakers_differ(text_a: str, text_b: str) -> bool:
+    """Both are chat lines opening with a speaker's name, and the names differ ("Ana: …" / "Ben: …")."""
+    a, b = _SPEAKER_PREFIX.match(text_a), _SPEAKER_PREFIX.match(text_b)
+    if not (a and b) or _PREAMBLE.match(text_a) or _PREAMBLE.match(text_b):
+        return False
+    return a["who"].strip().lower() != b["who"].strip().lower()
+
+
 def about_the_speaker(text: str, entity: str) -> bool:
     """The fact is about whoever says it: "I …", "my sister …", "my dog …" (and "Yes, I …", "Hi! I …")."""
     if not entity:

@@ -35,7 +35,7 @@ from conflicts.detection.features import build_matrix
 from conflicts.detection.network import LABELS, RELATION_OF_LABEL, Model, apply_rules, load_model, long_pairs
 from conflicts.detection.verdict import Relation, Verdict
 from memories import embeddings
-from memories.subjects import relatives, speakers_differ, subjects_agree
+from memories.subjects import named_speakers_differ, relatives, speakers_differ, subjects_agree, without_speaker
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -67,9 +67,6 @@ SAME_DAY = timedelta(days=1)
 # both speak of one thing (dev sets: 0 of 20 fresh probe pairs of two subjects sharing words, 1 of
 # 566 dated story pairs of two subjects; docs/DETECTION.md, "The pair reader as a reader of subjects").
 ONE_SLOT_CHANGE = 0.6
-# Two sources giving one subject two values this close together, neither saying it changed, disagree:
-# which holds is a question for a person (the narrative detective's rule as well).
-SAME_TIME = timedelta(days=7)
 
 
 @dataclass(frozen=True)
@@ -312,6 +309,17 @@ def subjects_apart(older: Memory, newer: Memory) -> bool:
     )
 
 
+def _properties_apart(older: Memory, newer: Memory) -> bool:
+    """The newer fact names a property the subject reader knows, and the older one is not shown to have it.
+
+    The reader reads one *person or thing* precisely, not one property of it: "Saoirse travelled to
+    Zanzibar for a wedding." / "Saoirse moved to Trondheim." reads as an update (0.95), and so does a new
+    job followed by a move. Where the newer fact's property is known ("home city"), the older must
+    agree on it.
+    """
+    return bool(newer.subject_attribute) and subjects_agree(older.subject, newer.subject).attribute is not True
+
+
 def _one_slot_change(older: Memory, newer: Memory, prediction: Prediction) -> Verdict | None:
     """Tier 1's second reading over its first: the pair reader reads the newer fact as another value of the older one's.
 
@@ -329,26 +337,24 @@ def _one_slot_change(older: Memory, newer: Memory, prediction: Prediction) -> Ve
         return None
     if not shared_things(older.text, newer.text):
         return None  # "Six, including me." / "Just One it is.": two replies, no subject named in both
+    if _properties_apart(older, newer) or named_speakers_differ(older.text, newer.text):
+        return None
     update, contradiction = reading[LABELS.index("update")], reading[LABELS.index("contradiction")]
     changed = update + contradiction
     if changed < ONE_SLOT_CHANGE:
         return None
     signals = prediction.signals
-    announced = bool(signals.change_markers_b or signals.past_markers_a)
-    # Unannounced, a second value is a change only where nothing says otherwise: not when the reader
-    # calls it a contradiction, not from another source within the week, and not against a fact that
-    # itself announced a change (a value going back after "moved to X" is a reversal to ask about).
-    disputed = not announced and (
-        update < contradiction
-        or (older.agent != newer.agent and newer.valid_from - older.valid_from < SAME_TIME)
-        or bool(signals.change_markers_a)
-    )
+    if not (signals.change_markers_b or signals.past_markers_a):
+        # Unannounced, "another value" is no evidence of one subject: on chat lines and events the reader
+        # gives it to unrelated pairs ("Oh I love that for you." / "Haha that's so true." 0.99; a
+        # documentary about Zanzibar tonight, then one about Patagonia 0.94).
+        return None
     return Verdict(
-        relation=Relation.TRUE_CONTRADICTION if disputed else Relation.TEMPORAL_CHANGE,
+        relation=Relation.TEMPORAL_CHANGE,
         probability=changed,
         tier=TIER_READ,
-        current=None if disputed else "b",
-        announced=announced,
+        current="b",
+        announced=True,
         one_slot=True,
         reasons=(f"read together as one subject with another value (p={changed:.2f})", *prediction.reasons),
         probabilities={RELATION_OF_LABEL[label].value: p for label, p in zip(LABELS, reading, strict=True)},
@@ -425,7 +431,8 @@ def shared_things(a: str, b: str) -> set[str]:
     """
 
     def things(text: str) -> set[str]:
-        stems = rules.content_stems(rules.tokens(text))
+        # A chat line's "Name:" is who speaks, not what it is about.
+        stems = rules.content_stems(rules.tokens(without_speaker(text)))
         return {s for s in stems if not any(c.isdigit() for c in s) and not _CALENDAR.match(s)}
 
     return things(a) & things(b)

@@ -33,11 +33,9 @@ def _pair(event: Event) -> tuple[Memory, Memory]:
 # test until someone has read it.
 READ_AS_ONE_SUBJECT = {
     ("The platform team's daily standup is at", "The daily standup moved to"),  # the standup's time
-    ("Customers can get a full refund within 30 days", "Refunds are available within 14 days"),  # refund window
     ("Prospect asked how long the trial is", "The help centre now says the trial lasts"),  # the trial's length
     ("Half the services deploy with GitHub", "All production deploys now run on GitHub"),  # the deploy system
-    ("Maya lives in Porto", "Maya's new address is"),  # where Maya lives
-    ("Maya signed a lease for a flat in Lisbon", "Maya's new address is"),
+    ("Maya signed a lease for a flat in Lisbon", "Maya's new address is"),  # where Maya lives
     ("Ticket 4312: CSV export shows times in UTC", "Exports now use the workspace time zone"),  # the export zone
 }
 
