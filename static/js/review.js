@@ -129,11 +129,14 @@
   document.addEventListener("htmx:afterRequest", function () { busy = false; });
   // htmx puts the focus back on the element that had it before a swap (by id) once the swap settles;
   // on a new card the question takes it, after that restore, so nothing else can keep it.
+  // Any other swap that leaves the focus nowhere on a card page gives it back to the question too.
   document.addEventListener("htmx:afterSettle", function (event) {
     var target = event.detail && event.detail.target;
-    if (!target || target.id !== "review") return;
     var heading = document.getElementById("card-question");
-    if (heading && document.activeElement !== heading) heading.focus({ preventScroll: true });
+    if (!heading || document.activeElement === heading) return;
+    var lost = !document.activeElement || document.activeElement === document.body;
+    var cardPage = !document.querySelector("[data-inbox]");
+    if ((target && target.id === "review") || (lost && cardPage)) heading.focus({ preventScroll: true });
   });
   document.addEventListener("htmx:afterSwap", function (event) {
     var target = event.detail && event.detail.target;
@@ -193,6 +196,10 @@
       .catch(function () { /* offline for a moment: the next poll tries again */ });
   }
   document.addEventListener("DOMContentLoaded", function () {
+    // A card page loaded whole (a link, or an answer posted before htmx took the form over) gives the
+    // question the focus, as a card swapped in does.
+    var heading = document.querySelector(".review-card #card-question");
+    if (heading && !document.querySelector("[data-inbox]")) heading.focus({ preventScroll: true });
     select(inboxRows()[0] || null, false);
     pulse = document.body.dataset.pulse;
     if (pulse) { poll(); window.setInterval(poll, POLL_MS); }
