@@ -61,9 +61,10 @@ READS_PER_FACT = 1
 # Dated candidates (a day or more apart) read by the cross-encoder as well, at most, to ask whether
 # the new fact gives one of them a new value (``classifier._one_slot_change``): the nearest first.
 SLOT_READS_PER_FACT = 3
-# … on the request path (``on_conflict`` other than ignore), where each read is ≈ 8 ms of a p95 target
-# of 50 ms: the nearest only. The worker's check reads the rest.
-SLOT_READS_ON_REQUEST = 1
+# … on the request path (``on_conflict`` other than ignore): none. A read is 8–16 ms of a core against a
+# p95 target of 50 ms, and one read a fact took bench/detection.py's p95 from 60 to 113 ms on a slower VM
+# with three (docs/BENCHMARKS.md, Detection); the worker's check, which every fact gets, reads them.
+SLOT_READS_ON_REQUEST = 0
 
 
 def offline_classifier(*, slot_reads: int = SLOT_READS_PER_FACT) -> PairClassifier:
