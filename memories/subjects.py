@@ -1009,18 +1009,22 @@ def speaker_of(text: str, agent: str) -> str:
     return agent.strip().lower()
 
 
+def _named_speaker(text: str) -> re.Match[str] | None:
+    """The "Name: …" a chat line opens with ("Update: …" is a preamble, not a speaker)."""
+    prefix = _SPEAKER_PREFIX.match(text)
+    return prefix if prefix and not _PREAMBLE.match(text) else None
+
+
 def without_speaker(text: str) -> str:
     """A chat line without the "Name:" it opens with ("Saoirse: Class ran late again." → "Class ran late again.")."""
-    prefix = _SPEAKER_PREFIX.match(text)
-    return prefix["rest"] if prefix and not _PREAMBLE.match(text) else text
+    prefix = _named_speaker(text)
+    return prefix["rest"] if prefix else text
 
 
 def named_speakers_differ(text_a: str, text_b: str) -> bool:
     """Both are chat lines opening with a speaker's name, and the names differ ("Ana: …" / "Ben: …")."""
-    a, b = _SPEAKER_PREFIX.match(text_a), _SPEAKER_PREFIX.match(text_b)
-    if not (a and b) or _PREAMBLE.match(text_a) or _PREAMBLE.match(text_b):
-        return False
-    return a["who"].strip().lower() != b["who"].strip().lower()
+    a, b = _named_speaker(text_a), _named_speaker(text_b)
+    return a is not None and b is not None and a["who"].strip().lower() != b["who"].strip().lower()
 
 
 def about_the_speaker(text: str, entity: str) -> bool:

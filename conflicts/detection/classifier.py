@@ -276,14 +276,16 @@ def read_dated_pairs(
 ) -> list[Prediction]:
     """``predictions`` with the cross-encoder's reading of each dated pair it has not read (``most`` at most).
 
-    Pairs that cannot be one subject whatever the reading (two keys, two speakers,
-    a relative) are not read.
+    Pairs that cannot be one subject given another value whatever the reading
+    (two keys, two speakers, a relative; see :func:`_may_read_as_one`) are not read.
     """
-    unread = [
+    dated = [
         index
         for index, ((older, newer), prediction) in enumerate(zip(pairs, predictions, strict=True))
         if prediction.reading is None and _dated_apart(older, newer) and not subjects_apart(older, newer)
     ][:most]
+    # A reading changes nothing where the texts already rule out one subject given another value.
+    unread = [index for index in dated if _may_read_as_one(*pairs[index], predictions[index])]
     if not unread:
         return predictions
     readings = cross_encoder.load_cross_encoder().probabilities([(pairs[i][0].text, pairs[i][1].text) for i in unread])
@@ -320,6 +322,23 @@ def _properties_apart(older: Memory, newer: Memory) -> bool:
     return bool(newer.subject_attribute) and subjects_agree(older.subject, newer.subject).attribute is not True
 
 
+def _may_read_as_one(older: Memory, newer: Memory, prediction: Prediction) -> bool:
+    """What the texts must allow before a reading can make one subject of two facts.
+
+    The newer fact announces the change (unannounced, the reader gives "another value" to unrelated chat
+    lines and events: "Oh I love that for you." / "Haha that's so true." 0.99); both name something besides
+    their values ("Six, including me." / "Just One it is." name nothing in common); a property the newer
+    fact names is the older one's too; and two chat lines are not two named speakers'.
+    """
+    signals = prediction.signals
+    return (
+        bool(signals.change_markers_b or signals.past_markers_a)
+        and bool(shared_things(older.text, newer.text))
+        and not _properties_apart(older, newer)
+        and not named_speakers_differ(older.text, newer.text)
+    )
+
+
 def _one_slot_change(older: Memory, newer: Memory, prediction: Prediction) -> Verdict | None:
     """Tier 1's second reading over its first: the pair reader reads the newer fact as another value of the older one's.
 
@@ -328,26 +347,15 @@ def _one_slot_change(older: Memory, newer: Memory, prediction: Prediction) -> Ve
     the two as compatible. The cross-encoder, reading both as one input, gives
     "update" or "contradiction" only where both speak of one thing — so its
     reading is evidence of one subject (``Verdict.one_slot``) as well as of the
-    difference, for a pair at least a day apart that nothing marks as two
-    subjects. It is a change when the newer fact says so; unannounced, when the
-    reader calls it an update and nothing says the two disagree instead.
+    change, for a pair at least a day apart that nothing marks as two subjects
+    and whose texts allow it (:func:`_may_read_as_one`: the newer fact announces
+    the change, among others).
     """
     reading = prediction.reading
     if reading is None or not _dated_apart(older, newer) or subjects_apart(older, newer):
         return None
-    if not shared_things(older.text, newer.text):
-        return None  # "Six, including me." / "Just One it is.": two replies, no subject named in both
-    if _properties_apart(older, newer) or named_speakers_differ(older.text, newer.text):
-        return None
-    update, contradiction = reading[LABELS.index("update")], reading[LABELS.index("contradiction")]
-    changed = update + contradiction
-    if changed < ONE_SLOT_CHANGE:
-        return None
-    signals = prediction.signals
-    if not (signals.change_markers_b or signals.past_markers_a):
-        # Unannounced, "another value" is no evidence of one subject: on chat lines and events the reader
-        # gives it to unrelated pairs ("Oh I love that for you." / "Haha that's so true." 0.99; a
-        # documentary about Zanzibar tonight, then one about Patagonia 0.94).
+    changed = reading[LABELS.index("update")] + reading[LABELS.index("contradiction")]
+    if changed < ONE_SLOT_CHANGE or not _may_read_as_one(older, newer, prediction):
         return None
     return Verdict(
         relation=Relation.TEMPORAL_CHANGE,
