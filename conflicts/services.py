@@ -155,7 +155,7 @@ def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuar
     entity_ok = agreement.entity is not False or (
         entity_guessed and not relatives(older.subject_entity, newer.subject_entity)
     )
-    # The pair reader read both facts as one subject given a new value: that outweighs the subject
+    # The slot reader read both facts as one subject given a new value: that outweighs the subject
     # reader's two readings of one thing ("the staging database" / "Staging DB"), never two keys,
     # two speakers or a relative ("the user" / "the user's sister").
     read_as_one = verdict.one_slot and not subjects_apart(older, newer)

@@ -9,7 +9,10 @@ change, and the tier-0 rule reasons as evidence.
 Two readings: a numpy network over the facts' MiniLM vectors and the rule
 features decides every pair; where it sees a possible duplicate, the
 cross-encoder (``cross_encoder.py``) reads the two texts together and its
-probabilities are mixed in (``cross_encoder.second_reading``).
+probabilities are mixed in (``cross_encoder.second_reading``). In the
+worker's check a third: the slot reader (the cross-encoder fine-tuned with the
+slot pairs too) reads dated pairs for one subject given another value
+(``read_dated_pairs``, ``_one_slot_change``).
 
 The weights (``weights/detector.npz``, metadata in ``detector.json``) are made
 by ``python manage.py train_detector``, the cross-encoder's by
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
@@ -62,10 +66,10 @@ CORRECTED_COSINE = 0.6
 When = str | date | datetime | None
 # Facts that became true less than this apart carry no news of a change in the world.
 SAME_DAY = timedelta(days=1)
-# The cross-encoder reads a dated pair as one subject given another value from this probability of
-# "update" plus "contradiction": reading both texts as one input, it gives those to a pair only when
-# both speak of one thing (dev sets: 0 of 20 fresh probe pairs of two subjects sharing words, 1 of
-# 566 dated story pairs of two subjects; docs/DETECTION.md, "The pair reader as a reader of subjects").
+# The slot reader (the cross-encoder fine-tuned with the slot pairs as well) reads a dated pair as one
+# subject given another value from this probability of "update" plus "contradiction": reading both texts
+# as one input, it gives those to a pair mostly where both speak of one thing (dev sets: 27 of 28 fresh
+# probe changes, 1 of 20 pairs of two subjects sharing words; docs/DETECTION.md, "The slot reader").
 ONE_SLOT_CHANGE = 0.6
 
 
@@ -89,6 +93,8 @@ class Prediction:
     read_together: bool = False  # the cross-encoder read this pair too
     # The cross-encoder's own probabilities (``LABELS`` order) where it read the pair, before any mixing.
     reading: tuple[float, ...] | None = None
+    # The slot reader's probabilities where it read a dated pair (``read_dated_pairs``).
+    slot_reading: tuple[float, ...] | None = None
 
     @property
     def reasons(self) -> tuple[str, ...]:
@@ -237,10 +243,10 @@ def classify_memory_pairs(
 
     World times are passed only when they differ by at least a day: a fact's
     ``valid_from`` defaults to its commit time, and two facts committed minutes
-    apart say nothing about a change in the world. Dated pairs the cross-encoder
-    has not read yet are read by it too (at most ``slot_reads`` of them, in the
-    order given; ``None``: all) — :func:`_one_slot_change` asks whether it reads
-    them as one subject given a new value.
+    apart say nothing about a change in the world. Dated pairs are read by the
+    slot reader too (at most ``slot_reads`` of them, in the order given; ``None``:
+    all) — :func:`_one_slot_change` asks whether it reads them as one subject
+    given a new value, and :func:`_one_slot_each` keeps one such reading per newer fact.
     """
     inputs = []
     for older, newer in pairs:
@@ -260,7 +266,7 @@ def classify_memory_pairs(
             )
         )
     predictions = read_dated_pairs(pairs, classify_pairs(inputs, most_read=most_read), most=slot_reads)
-    return [
+    verdicts = [
         _left_behind(older, newer, prediction)
         or _corrected(older, newer, prediction)
         or _opposite_polarity(older, newer, prediction)
@@ -269,29 +275,53 @@ def classify_memory_pairs(
         or prediction.verdict()
         for (older, newer), prediction in zip(pairs, predictions, strict=True)
     ]
+    return _one_slot_each(pairs, verdicts, predictions)
+
+
+def _one_slot_each(
+    pairs: list[tuple[Memory, Memory]], verdicts: list[Verdict], predictions: list[Prediction]
+) -> list[Verdict]:
+    """One statement changes one thing: of the older facts the slot reader reads a newer fact as changing,
+    only the closest in meaning keeps that reading; the others keep the classifier's own verdict.
+
+    "Switched to the Octopus Cosy tariff for the heat pump." is read as another value of "Electricity
+    supplier is Octopus, tariff Agile." and of "Heating is a gas boiler": the reader reads one *thing*
+    well, not which of its properties changed, so the fact the newer one is nearest decides.
+    """
+    chosen: dict[uuid.UUID, int] = {}
+    for index, ((older, newer), verdict) in enumerate(zip(pairs, verdicts, strict=True)):
+        if verdict.one_slot:
+            best = chosen.get(newer.pk)
+            if best is None or memory_cosine(older, newer) > memory_cosine(*pairs[best]):
+                chosen[newer.pk] = index
+    return [
+        predictions[index].verdict() if verdict.one_slot and chosen[newer.pk] != index else verdict
+        for index, ((_, newer), verdict) in enumerate(zip(pairs, verdicts, strict=True))
+    ]
 
 
 def read_dated_pairs(
     pairs: list[tuple[Memory, Memory]], predictions: list[Prediction], *, most: int | None
 ) -> list[Prediction]:
-    """``predictions`` with the cross-encoder's reading of each dated pair it has not read (``most`` at most).
+    """``predictions`` with the slot reader's reading of each dated pair (``most`` at most, in order).
 
     Pairs that cannot be one subject given another value whatever the reading
     (two keys, two speakers, a relative; see :func:`_may_read_as_one`) are not read.
     """
     dated = [
         index
-        for index, ((older, newer), prediction) in enumerate(zip(pairs, predictions, strict=True))
-        if prediction.reading is None and _dated_apart(older, newer) and not subjects_apart(older, newer)
+        for index, (older, newer) in enumerate(pairs)
+        if _dated_apart(older, newer) and not subjects_apart(older, newer)
     ][:most]
     # A reading changes nothing where the texts already rule out one subject given another value.
     unread = [index for index in dated if _may_read_as_one(*pairs[index], predictions[index])]
     if not unread:
         return predictions
-    readings = cross_encoder.load_cross_encoder().probabilities([(pairs[i][0].text, pairs[i][1].text) for i in unread])
+    reader = cross_encoder.load_cross_encoder(cross_encoder.SLOT_READER_PATH)
+    readings = reader.probabilities([(pairs[i][0].text, pairs[i][1].text) for i in unread])
     out = list(predictions)
     for index, reading in zip(unread, readings, strict=True):
-        out[index] = replace(out[index], reading=tuple(map(float, reading)))
+        out[index] = replace(out[index], slot_reading=tuple(map(float, reading)))
     return out
 
 
@@ -340,18 +370,18 @@ def _may_read_as_one(older: Memory, newer: Memory, prediction: Prediction) -> bo
 
 
 def _one_slot_change(older: Memory, newer: Memory, prediction: Prediction) -> Verdict | None:
-    """Tier 1's second reading over its first: the pair reader reads the newer fact as another value of the older one's.
+    """Tier 1's third reading: the slot reader reads the newer fact as another value of the older one's.
 
     "Our CI runs on Jenkins." → "CI is on GitHub Actions since the migration.":
     the subject reader's lexicon knows no attribute here, and the network reads
-    the two as compatible. The cross-encoder, reading both as one input, gives
-    "update" or "contradiction" only where both speak of one thing — so its
+    the two as compatible. The slot reader, reading both as one input, gives
+    "update" or "contradiction" mostly where both speak of one thing — so its
     reading is evidence of one subject (``Verdict.one_slot``) as well as of the
     change, for a pair at least a day apart that nothing marks as two subjects
     and whose texts allow it (:func:`_may_read_as_one`: the newer fact announces
     the change, among others).
     """
-    reading = prediction.reading
+    reading = prediction.slot_reading
     if reading is None or not _dated_apart(older, newer) or subjects_apart(older, newer):
         return None
     changed = reading[LABELS.index("update")] + reading[LABELS.index("contradiction")]

@@ -19,7 +19,11 @@ What ships where (all in ``weights/``, origins and licences in ``docs/MODELS.md`
 - ``cross_encoder_words.npy``: the word-piece table (128,100 × 384, 8-bit), as
   the starting weights stored it and frozen during fine-tuning; memory-mapped,
   so a process pages in only the rows it reads;
-- ``cross_encoder_tokenizer.json.gz``: DeBERTa-v3's tokenizer.
+- ``cross_encoder_tokenizer.json.gz``: DeBERTa-v3's tokenizer;
+- ``slot_reader.onnx``: the same network fine-tuned with the slot pairs as well
+  (``train_cross_encoder --slots``), the reader of subjects: it reads whether
+  two dated facts give one subject two values (``classifier.read_dated_pairs``).
+  Its word table and tokenizer are the files above, byte for byte.
 
 ``cross_encoder.json`` names each file with its sha256 and where it came from.
 
@@ -53,6 +57,7 @@ if TYPE_CHECKING:
     from conflicts.detection.rules import RuleSignals
 
 WEIGHTS_PATH = Path(__file__).parent / "weights" / "cross_encoder.onnx"
+SLOT_READER_PATH = WEIGHTS_PATH.with_name("slot_reader.onnx")
 WORDS_FILE = "cross_encoder_words.npy"
 TOKENIZER_FILE = "cross_encoder_tokenizer.json.gz"
 # Relative positions beyond ±128 fall into DeBERTa's log buckets, which this graph does not
@@ -235,5 +240,5 @@ def read_again(
 
 @lru_cache(maxsize=2)
 def load_cross_encoder(model_path: Path = WEIGHTS_PATH) -> CrossEncoder:
-    """The shipped cross-encoder, loaded once per process on first use."""
+    """A shipped cross-encoder (the pair reader, or the slot reader), loaded once per process on first use."""
     return CrossEncoder(model_path, threads=settings.MEMORYHUB_EMBEDDER_THREADS)

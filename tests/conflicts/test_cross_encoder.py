@@ -1,10 +1,18 @@
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
 from conflicts.detection.classifier import TIER, TIER_READ, PairInput, classify_pairs
-from conflicts.detection.cross_encoder import CONSULT_FROM, load_cross_encoder, second_reading
+from conflicts.detection.cross_encoder import (
+    CONSULT_FROM,
+    SLOT_READER_PATH,
+    WEIGHTS_PATH,
+    load_cross_encoder,
+    second_reading,
+)
 from conflicts.detection.network import LABELS
 from conflicts.detection.verdict import Relation
 
@@ -170,3 +178,15 @@ def test_on_dated_pairs_whether_time_passed_stays_the_network_s_call() -> None:
     # The other three keep the mixed proportions.
     mixed = 0.3 * network[0, :3] + 0.7 * np.array([0.96, 0.04, 0.0])
     np.testing.assert_allclose(dated[0, :3] / dated[0, :3].sum(), mixed / mixed.sum(), rtol=1e-5)
+
+
+def test_the_slot_reader_shares_the_pair_readers_word_table_and_tokenizer() -> None:
+    # One 49 MB table and one tokenizer serve both readers: the slot reader's metadata must name the same bytes.
+    pair_reader, slot_reader = (
+        json.loads(path.with_suffix(".json").read_text()) for path in (WEIGHTS_PATH, SLOT_READER_PATH)
+    )
+
+    assert slot_reader["word_table"] == pair_reader["word_table"]
+    assert slot_reader["tokenizer"] == pair_reader["tokenizer"]
+    assert slot_reader["labels"] == list(LABELS)
+    assert load_cross_encoder(SLOT_READER_PATH) is not load_cross_encoder()

@@ -1,4 +1,4 @@
-"""The pair reader as a reader of subjects: a dated pair the cross-encoder reads as one subject given another value.
+"""The slot reader as a reader of subjects: a dated pair it reads as one subject given another value.
 
 Hand-written pairs (not taken from any evaluation file) for
 ``conflicts.detection.classifier._one_slot_change``, the guard's use of it
@@ -11,13 +11,20 @@ import datetime as dt
 
 import pytest
 
-from conflicts.detection.classifier import Prediction, _one_slot_change, classify_memory_pairs, shared_things
+from conflicts.detection.classifier import (
+    Prediction,
+    _one_slot_change,
+    _one_slot_each,
+    classify_memory_pairs,
+    shared_things,
+)
 from conflicts.detection.pipeline import detect_and_resolve
 from conflicts.detection.rules import analyse
 from conflicts.detection.verdict import Relation
 from conflicts.models import ConflictCard
 from conflicts.services import subject_guard
 from memories.audit import Actor
+from memories.embeddings import embed_text
 from memories.models import Event, Memory
 from memories.subjects import subject_of
 from tests.conflicts.scripted import scripted
@@ -151,7 +158,7 @@ def test_two_replies_that_name_no_common_thing_are_not_read_as_one_subject() -> 
         probabilities={},
         current=None,
         signals=analyse(older.text, newer.text),
-        reading=(0.02, 0.1, 0.02, 0.86),
+        slot_reading=(0.02, 0.1, 0.02, 0.86),
     )
 
     assert shared_things(older.text, newer.text) == set()
@@ -165,14 +172,14 @@ def test_two_replies_that_name_no_common_thing_are_not_read_as_one_subject() -> 
 
 
 def forced(older: Memory, newer: Memory, reading: tuple[float, ...] = (0.02, 0.1, 0.02, 0.86)) -> Prediction:
-    """What the classifier would hand on had the cross-encoder read the pair as a change."""
+    """What the classifier would hand on had the slot reader read the pair as a change."""
     return Prediction(
         relation=Relation.COMPATIBLE,
         probability=0.9,
         probabilities={},
         current=None,
         signals=analyse(older.text, newer.text),
-        reading=reading,
+        slot_reading=reading,
     )
 
 
@@ -194,3 +201,22 @@ def test_two_named_speakers_lines_are_two_peoples() -> None:
     )
 
     assert _one_slot_change(ana, ben, forced(ana, ben)) is None
+
+
+def test_a_newer_fact_changes_one_slot_the_older_fact_nearest_in_meaning() -> None:
+    # The reader reads one thing, not which of its properties changed: read as a change of both older
+    # facts, the new plan keeps that reading only for the fact it is nearest (the broadband plan).
+    plan = fact("Home broadband is Vodafone Fibre 300, contract renewed yearly.")
+    router = fact("The Vodafone router sits in the hallway cupboard.")
+    switched = fact("Upgraded broadband to the Vodafone Fibre 900 plan now.", 90)
+    for memory in (plan, router, switched):
+        memory.embedding = embed_text(memory.text)
+    pairs = [(router, switched), (plan, switched)]
+    predictions = [forced(older, switched) for older, _ in pairs]
+    verdicts = [_one_slot_change(older, switched, p) for (older, _), p in zip(pairs, predictions, strict=True)]
+    assert all(v is not None and v.one_slot for v in verdicts)
+
+    kept = _one_slot_each(pairs, [v for v in verdicts if v is not None], predictions)
+
+    assert [v.one_slot for v in kept] == [False, True]
+    assert kept[0] == predictions[0].verdict()

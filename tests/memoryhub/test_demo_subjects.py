@@ -28,13 +28,16 @@ def _pair(event: Event) -> tuple[Memory, Memory]:
     return acted_on, Memory.objects.get(pk=other_ids.pop())
 
 
-# Decisions the pair reader made where the subject reader reads two subjects, each judged by a person to be
+# Decisions the slot reader made where the subject reader reads two subjects, each judged by a person to be
 # one subject (the openings of the retired and the kept fact). A decision of its outside this list fails the
 # test until someone has read it.
 READ_AS_ONE_SUBJECT = {
     ("The platform team's daily standup is at", "The daily standup moved to"),  # the standup's time
     ("Prospect asked how long the trial is", "The help centre now says the trial lasts"),  # the trial's length
     ("Half the services deploy with GitHub", "All production deploys now run on GitHub"),  # the deploy system
+    ("Half the services deploy with GitHub", "Migrated the monolith pipeline to GitHub"),  # the monolith's deploys
+    ("We are moving feature flags from LaunchDarkly", "Feature flags are now served by Unleash"),  # the flag service
+    ("Maya's daughter Inês is seven and goes to Escola Azul", "Inês starts at her new Lisbon school"),  # her school
     ("Maya signed a lease for a flat in Lisbon", "Maya's new address is"),  # where Maya lives
     ("Ticket 4312: CSV export shows times in UTC", "Exports now use the workspace time zone"),  # the export zone
 }
@@ -56,7 +59,7 @@ def test_no_automatic_supersede_or_merge_across_subjects_in_the_demo(workspace: 
         named = "says it left" in event.reason or "corrects the earlier" in event.reason
         guessed = not (states_its_subject(a.text) and states_its_subject(b.text))
         exception = named and guessed and agreement.attribute is not False
-        # The other: the pair reader read both as one subject given another value (conflicts/detection/
+        # The other: the slot reader read both as one subject given another value (conflicts/detection/
         # classifier.py, _one_slot_change) — each such decision in the demo checked by hand.
         read_as_one = "(cross_encoder, " in event.reason and _read_as_one_subject(a, b)
         assert not agreement.different or exception or read_as_one, f"{event.verb}: {a.text!r} / {b.text!r}"
