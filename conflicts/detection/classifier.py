@@ -288,14 +288,14 @@ def _one_slot_each(
     supplier is Octopus, tariff Agile." and of "Heating is a gas boiler": the reader reads one *thing*
     well, not which of its properties changed, so the fact the newer one is nearest decides.
     """
-    chosen: dict[uuid.UUID, int] = {}
+    chosen: dict[uuid.UUID, tuple[float, int]] = {}  # newer fact → (cosine, index) of its nearest one-slot reading
     for index, ((older, newer), verdict) in enumerate(zip(pairs, verdicts, strict=True)):
         if verdict.one_slot:
-            best = chosen.get(newer.pk)
-            if best is None or memory_cosine(older, newer) > memory_cosine(*pairs[best]):
-                chosen[newer.pk] = index
+            cosine = memory_cosine(older, newer)
+            if newer.pk not in chosen or cosine > chosen[newer.pk][0]:
+                chosen[newer.pk] = (cosine, index)
     return [
-        predictions[index].verdict() if verdict.one_slot and chosen[newer.pk] != index else verdict
+        predictions[index].verdict() if verdict.one_slot and chosen[newer.pk][1] != index else verdict
         for index, ((_, newer), verdict) in enumerate(zip(pairs, verdicts, strict=True))
     ]
 
@@ -314,13 +314,13 @@ def read_dated_pairs(
         if _dated_apart(older, newer) and not subjects_apart(older, newer)
     ][:most]
     # A reading changes nothing where the texts already rule out one subject given another value.
-    unread = [index for index in dated if _may_read_as_one(*pairs[index], predictions[index])]
-    if not unread:
+    readable = [index for index in dated if _may_read_as_one(*pairs[index], predictions[index])]
+    if not readable:
         return predictions
     reader = cross_encoder.load_cross_encoder(cross_encoder.SLOT_READER_PATH)
-    readings = reader.probabilities([(pairs[i][0].text, pairs[i][1].text) for i in unread])
+    readings = reader.probabilities([(pairs[i][0].text, pairs[i][1].text) for i in readable])
     out = list(predictions)
-    for index, reading in zip(unread, readings, strict=True):
+    for index, reading in zip(readable, readings, strict=True):
         out[index] = replace(out[index], slot_reading=tuple(map(float, reading)))
     return out
 
