@@ -8,7 +8,7 @@ Tests run on the same embedded PostgreSQL as `make run` (pytest-django creates
 from __future__ import annotations
 
 from memoryhub.settings import *  # noqa: F403
-from memoryhub.settings import DATABASE_URL, broker_url_on_database, env_str
+from memoryhub.settings import DATABASE_URL, broker_url_on_database, env_bool, env_str
 
 BROKER_DATABASE_NAME = "memoryhub_broker_test"
 if not env_str("CELERY_BROKER_URL"):
@@ -24,3 +24,9 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+
+# No model loading in a background thread of the test process (importing memoryhub.asgi would start one):
+# numpy reads an .npy header with ast.literal_eval, and CPython 3.11.7 keeps one AST recursion counter per
+# interpreter, so that thread's parse racing pytest's assertion rewriting failed collection with
+# "SystemError: AST constructor recursion depth mismatch". Tests load models on first use, or call warm().
+MEMORYHUB_WARM_MODELS = env_bool("MEMORYHUB_WARM_MODELS", False)
