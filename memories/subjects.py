@@ -745,12 +745,23 @@ def _relative_noun(words: str) -> bool:
 _MOVE_IN_PLACE = re.compile(r"\b(?:lives?|living|lived|resides?|residing|based)\b", re.IGNORECASE)
 
 
+def names_a_person(entity: str) -> bool:
+    """The user, the speaker, the team, or someone of theirs ("user's sister", "my manager") — by the entity alone."""
+    words = entity.split()
+    return entity in ("user", "speaker", "team") or (bool(words) and words[-1] in _PERSON_NOUNS)
+
+
 def _person_like(entity: str, subject_words: list[str]) -> bool:
-    """The user, I, we, a relative or role, or a name (capitalised, with no article before it)."""
-    if entity in ("user", "speaker", "team") or (entity.split()[-1:] and entity.split()[-1] in _PERSON_NOUNS):
+    """The user, I, we, a relative or role, or a name: every word capitalised, no article before it.
+
+    A sentence's first word is capitalised whatever it is: "Log shipping moved to Datadog" names no one,
+    "Nora moved to Leeds" and "Tom Reyes moved to Lisbon" do.
+    """
+    if names_a_person(entity):
         return True
-    first = subject_words[0] if subject_words else ""
-    return bool(first) and first[0].isupper() and first.lower() not in _DETERMINERS
+    if not subject_words or subject_words[0].lower() in _DETERMINERS:
+        return False
+    return all(word[0].isupper() for word in subject_words if word[0].isalpha())
 
 
 _SENTENCE_BREAK = re.compile(

@@ -4,7 +4,8 @@ Bounded fan-out, never a scan of the workspace: the nearest neighbours on the
 HNSW index, facts with the same ``key`` (a trait slot such as ``home_city``),
 facts with the same subject — entity and attribute (``memories/subjects.py``),
 however far apart their embeddings — and, from a wider neighbour pool at a
-lower similarity, facts sharing the new fact's scope or a tag. Only claims are
+lower similarity, facts sharing the new fact's scope or a tag or naming the same
+thing (:func:`one_thing`: "CI", never the user or a chat speaker). Only claims are
 compared: a question, greeting, opinion or plan has no candidates and is
 nobody's candidate (``memories/speech_acts.py``).
 """
@@ -21,7 +22,7 @@ from pgvector.django import CosineDistance
 from memories.models import LIVE_STATUSES, Memory
 from memories.selectors import memories_load_vectors
 from memories.speech_acts import LABELS, is_claim
-from memories.subjects import speakers_differ
+from memories.subjects import entities_agree, names_a_person, speakers_differ, without_speaker
 
 NOT_CLAIMS = [label for label in LABELS if not is_claim(label)]
 # Kept ahead of neighbours when the candidates are cut to MAX_CANDIDATES.
@@ -40,7 +41,7 @@ MAX_CANDIDATES = 12
 class Candidate:
     memory: Memory
     similarity: float
-    why: str  # "neighbour" | "same_key" | "same_subject" | "scope_or_tag"
+    why: str  # "neighbour" | "same_key" | "same_subject" | "scope_or_tag" | "same_entity"
 
 
 def candidates_for(memory: Memory) -> list[Candidate]:
@@ -74,6 +75,9 @@ def candidates_for(memory: Memory) -> list[Candidate]:
                 found[near.pk] = Candidate(near, similarity, "neighbour")
             elif similarity >= SCOPE_OR_TAG_MIN_COSINE and _shares_scope_or_tag(memory, near):
                 found[near.pk] = Candidate(near, similarity, "scope_or_tag")
+            elif similarity >= SCOPE_OR_TAG_MIN_COSINE and one_thing(memory, near):
+                # "Our CI runs on Jenkins." / "CI is on GitHub Actions since the migration.": cosine 0.44.
+                found[near.pk] = Candidate(near, similarity, "same_entity")
     if memory.key:
         same_key = base.filter(key=memory.key).filter(Q(kind=memory.kind)).order_by("-valid_from")[:SAME_KEY_LIMIT]
         for other in same_key:
@@ -100,6 +104,19 @@ def candidates_for(memory: Memory) -> list[Candidate]:
 
 def _shares_scope_or_tag(a: Memory, b: Memory) -> bool:
     return bool(a.scope and a.scope == b.scope) or bool(set(a.tags) & set(b.tags))
+
+
+def one_thing(a: Memory, b: Memory) -> bool:
+    """Both name one thing ("CI", "the checkout service"), not a person nor a chat line's speaker.
+
+    Most of what is said of the user, or by a speaker in a chat, names them: sharing them says nothing.
+    """
+    return (
+        entities_agree(a.subject_entity, b.subject_entity) is True
+        and not names_a_person(a.subject_entity)
+        and without_speaker(a.text) == a.text
+        and without_speaker(b.text) == b.text
+    )
 
 
 def memory_cosine(a: Memory, b: Memory) -> float:

@@ -34,12 +34,18 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 
 from conflicts.detection import cross_encoder, rules
-from conflicts.detection.candidates import memory_cosine
+from conflicts.detection.candidates import memory_cosine, one_thing
 from conflicts.detection.features import build_matrix
 from conflicts.detection.network import LABELS, RELATION_OF_LABEL, Model, apply_rules, load_model, long_pairs
 from conflicts.detection.verdict import Relation, Verdict
 from memories import embeddings
-from memories.subjects import named_speakers_differ, relatives, speakers_differ, subjects_agree, without_speaker
+from memories.subjects import (
+    named_speakers_differ,
+    relatives,
+    speakers_differ,
+    subjects_agree,
+    without_speaker,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -71,6 +77,9 @@ SAME_DAY = timedelta(days=1)
 # as one input, it gives those to a pair mostly where both speak of one thing (dev sets: 27 of 28 fresh
 # probe changes, 1 of 20 pairs of two subjects sharing words; docs/DETECTION.md, "The slot reader").
 ONE_SLOT_CHANGE = 0.6
+# … and where nothing announces the change, from this probability of "update" alone, for facts of one
+# source about one entity (``_restated_by_its_source``).
+UNANNOUNCED_UPDATE = 0.9
 
 
 @dataclass(frozen=True)
@@ -356,16 +365,37 @@ def _may_read_as_one(older: Memory, newer: Memory, prediction: Prediction) -> bo
     """What the texts must allow before a reading can make one subject of two facts.
 
     The newer fact announces the change (unannounced, the reader gives "another value" to unrelated chat
-    lines and events: "Oh I love that for you." / "Haha that's so true." 0.99); both name something besides
-    their values ("Six, including me." / "Just One it is." name nothing in common); a property the newer
-    fact names is the older one's too; and two chat lines are not two named speakers'.
+    lines and events: "Oh I love that for you." / "Haha that's so true." 0.99) — or one source says it
+    of one named thing and the reader is sure of an update (:func:`_restated_by_its_source`); both name
+    something besides their values ("Six, including me." / "Just One it is." name nothing in common); a
+    property the newer fact names is the older one's too; and two chat lines are not two named speakers'.
     """
     signals = prediction.signals
+    announced = bool(signals.change_markers_b or signals.past_markers_a)
     return (
-        bool(signals.change_markers_b or signals.past_markers_a)
+        (announced or _restated_by_its_source(older, newer, prediction))
         and bool(shared_things(older.text, newer.text))
         and not _properties_apart(older, newer)
         and not named_speakers_differ(older.text, newer.text)
+    )
+
+
+def _restated_by_its_source(older: Memory, newer: Memory, prediction: Prediction) -> bool:
+    """One agent gives the thing it spoke of another value, unannounced, and the reader is sure it is an update.
+
+    "The design system is built in Figma." → (40 days on, the same agent) "… built in Penpot.": a source
+    that says something new of what it said before is updating itself. From another agent the same words
+    are a disagreement that a person settles. Only of a thing, not the user or a chat line's speaker
+    (:func:`candidates.one_thing`): what they wish for or do accumulates ("Saoirse mentioned: I always
+    wanted to learn the bassoon, maybe one day." / "… the mandolin …").
+    Before the reading (``slot_reading`` None) only the source and the entity ask whether it is worth it.
+    """
+    reading = prediction.slot_reading
+    return (
+        bool(older.agent)
+        and older.agent == newer.agent
+        and one_thing(older, newer)
+        and (reading is None or reading[LABELS.index("update")] >= UNANNOUNCED_UPDATE)
     )
 
 

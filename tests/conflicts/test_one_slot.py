@@ -72,6 +72,33 @@ def test_a_change_the_subject_reader_reads_as_two_subjects_is_read_as_one() -> N
 @pytest.mark.parametrize(
     ("older", "newer"),
     [
+        ("The design system is built in Figma.", "The design system is built in Penpot."),
+        ("Our status page is hosted on Statuspage.", "Our status page is hosted on Instatus."),
+    ],
+)
+def test_one_source_giving_its_thing_another_value_unannounced_is_an_update(older: str, newer: str) -> None:
+    before, after = fact(older), fact(newer, 40)
+    assert verdict_of(before, after) == (Relation.TEMPORAL_CHANGE, True)
+
+    # From another source the same words are a disagreement, for a person to settle: never read as one slot.
+    assert verdict_of(before, fact(newer, 40, agent="other-agent"))[1] is False
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("Mara: The design system is built in Figma.", "Mara: The design system is built in Penpot."),
+        ("The user's favourite board game is Catan.", "The user's favourite board game is Azul."),
+    ],
+)
+def test_a_chat_speaker_or_the_user_restating_unannounced_is_not_read_as_one_slot(older: str, newer: str) -> None:
+    # Wishes, purchases and favourites of a person accumulate; nothing says the first one ended.
+    assert verdict_of(fact(older, agent="chat"), fact(newer, 40, agent="chat"))[1] is False
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
         ("The test database is PostgreSQL 13.", "The analytics database is ClickHouse."),
         ("Sprint reviews are on Fridays.", "Payroll runs on Fridays."),
         ("The team chat is Slack.", "The sales team tracks deals in Pipedrive."),

@@ -109,6 +109,18 @@ def test_facts_of_one_subject_are_compared_however_far_apart_their_words(workspa
     assert found[lisbon.pk].why == "same_subject"
 
 
+def test_facts_naming_one_thing_are_compared_below_the_neighbour_cosine(workspace: Workspace) -> None:
+    jenkins = remember(workspace, "Our CI runs on Jenkins.", valid_from=day(9))
+    search = remember(workspace, "The search service is written in Rust.", valid_from=day(10))
+    actions = remember(workspace, "CI is on GitHub Actions since the migration.", valid_from=day(11))
+
+    found = {c.memory.pk: c for c in candidates_for(actions)}
+
+    assert found[jenkins.pk].similarity < NEIGHBOUR_MIN_COSINE
+    assert found[jenkins.pk].why == "same_entity"  # the lexicon knows no attribute of either
+    assert search.pk not in found
+
+
 def test_the_pipeline_guards_what_the_classifier_says(workspace: Workspace) -> None:
     user = remember(workspace, "The user lives in Lisbon.", valid_from=day(9))
     sister = remember(workspace, "The user's sister lives in Porto.", valid_from=day(11))

@@ -30,6 +30,9 @@ FACTS = [
     # Words with two senses: a concert seen live is no home, a band's new single no relationship.
     ("Radomir saw The Velvet Orchards live at the Roundhouse in July 2023.", "", "radomir", ""),
     ("We still live in Ghent.", "", "team", "home city"),
+    # A sentence's first word is capitalised: a name only when every word of the subject is.
+    ("Log shipping moved to Datadog; Splunk contract ended.", "", "log shipping", ""),
+    ("Tom Reyes moved to Lisbon in May.", "", "tom reyes", "home city"),
     ("Jonas is single again.", "", "jonas", "relationship"),
 ]
 
