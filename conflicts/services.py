@@ -48,6 +48,7 @@ from memories.speech_acts import is_claim
 from memories.subjects import (
     Agreement,
     entities_agree,
+    named_speakers_differ,
     relatives,
     speakers_differ,
     states_its_subject,
@@ -122,7 +123,8 @@ class SubjectGuard:
 
     ``automatic``: entity and attribute agree (memories/subjects.py), or the
     newer fact names the very value it replaces or corrects (a tier-0 rule
-    verdict) and nothing says the subjects differ. ``different``: the entity or
+    verdict) and nothing says the subjects differ — never between two chat
+    lines opening with two speakers' names. ``different``: the entity or
     the attribute is known on both sides and differs — then nothing automatic,
     a card at most, and only when the classifier is sure. ``other_speakers``: both
     are first-person statements by two different speakers ("I work at a bank" from
@@ -160,6 +162,9 @@ def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuar
     # two speakers or a relative ("the user" / "the user's sister").
     read_as_one = verdict.one_slot and not subjects_apart(older, newer)
     automatic = agreement.same or read_as_one or (names_the_value and agreement.attribute is not False and entity_ok)
+    # One chat speaker's line never retires another's ("Ana: So there's a new member of the household: …" /
+    # "Ben: So there's a new member …"): without an "I" nothing says whose household, so a person asks.
+    automatic = automatic and not named_speakers_differ(older.text, newer.text)
     label = (newer.subject if newer.subject.attribute else older.subject).label or "one subject"
     return SubjectGuard(
         automatic=automatic,

@@ -148,6 +148,18 @@ def test_two_speakers_first_person_lines_never_make_a_card_or_a_mark(workspace: 
     assert set(Memory.objects.values_list("reliability", flat=True)) == {"reliable"}
 
 
+def test_one_chat_speakers_line_never_retires_anothers(workspace: Workspace) -> None:
+    lisbon = remember(workspace, "Ana: The user lives in Lisbon.", valid_from=day(9), agent="chat")
+    berlin = remember(workspace, "Ben: The user moved to Berlin.", valid_from=day(11), agent="chat")
+    also_berlin = remember(workspace, "Ana: The user moved to Berlin.", valid_from=day(11), agent="chat")
+    assert (lisbon.subject_entity, lisbon.subject_attribute) == ("user", "home city")
+
+    # Sure enough to act had one speaker said both: kept as an open record instead.
+    assert resolve(lisbon, berlin, Relation.TEMPORAL_CHANGE, 0.97, announced=True) == "recorded"
+    assert Memory.objects.get(pk=lisbon.pk).superseded_by_id is None
+    assert resolve(lisbon, also_berlin, Relation.TEMPORAL_CHANGE, 0.97, announced=True) == "superseded"
+
+
 def test_one_speakers_first_person_lines_are_still_compared(workspace: Workspace) -> None:
     bank = remember(workspace, "I work at a bank.", valid_from=day(9), agent="human")
     farm = remember(workspace, "I work at a farm.", valid_from=day(9, 2), agent="human")
