@@ -221,6 +221,19 @@ def test_a_property_the_newer_fact_names_must_be_the_older_facts_too() -> None:
     assert verdict.one_slot
 
 
+def test_a_word_of_novelty_alone_needs_a_sure_reading() -> None:
+    # Labels order: compatible, contradiction, duplicate, update.
+    unsure, sure = (0.3, 0.1, 0.0, 0.6), (0.02, 0.05, 0.0, 0.93)
+    bakery = fact("Kenji: My first week at the Elm Street bakery went well.")
+    musing = fact("Kenji: Sometimes I dream about a new career, but the bakery suits me.", 60)
+    switched = fact("Kenji: I switched from the bakery to the harbour café.", 60)
+
+    assert _one_slot_change(bakery, musing, forced(bakery, musing, unsure)) is None
+    assert _one_slot_change(bakery, musing, forced(bakery, musing, sure)) is not None
+    # "switched" announces a change itself: the usual reading suffices.
+    assert _one_slot_change(bakery, switched, forced(bakery, switched, unsure)) is not None
+
+
 def test_two_named_speakers_lines_are_two_peoples() -> None:
     ana, ben = (
         fact("Ana: the flat is unpacked, we now live in Porto!"),
