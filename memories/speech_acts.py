@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from memories.embeddings import MiniLMEmbedder, check_sha256, embedder_named
+from memoryhub.arrays import load_npz
 
 WEIGHTS = Path(__file__).with_name("speech_acts.npz")
 # Checked before the weights are used; `train_speech_acts` prints the new one after a retrain.
@@ -70,8 +71,8 @@ def features(text: str, vector: Any) -> np.ndarray[Any, Any]:
 @lru_cache(maxsize=1)
 def _weights() -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any], tuple[str, ...]]:
     check_sha256(WEIGHTS, WEIGHTS_SHA256)
-    with np.load(WEIGHTS, allow_pickle=False) as stored:
-        return stored["weight"].astype(np.float32), stored["bias"].astype(np.float32), tuple(stored["labels"])
+    stored = load_npz(WEIGHTS)
+    return stored["weight"].astype(np.float32), stored["bias"].astype(np.float32), tuple(stored["labels"])
 
 
 def probabilities(text: str, vector: Any) -> dict[str, float]:

@@ -48,6 +48,7 @@ from django.conf import settings
 
 from conflicts.detection.network import LABELS, softmax
 from memories.embeddings import SideBySide, onnx_session
+from memoryhub.arrays import load_npy
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -112,7 +113,7 @@ class WordTable:
     source: dict[str, Any]  # where the table was taken from (package, file, offset, sha256)
 
     def load(self, directory: Path) -> NDArray[np.integer[Any]]:
-        table: NDArray[np.integer[Any]] = np.load(_checked(directory / self.file, self.sha256), mmap_mode="r")
+        table: NDArray[np.integer[Any]] = load_npy(_checked(directory / self.file, self.sha256), mmap_mode="r")
         if table.shape != (self.rows, self.width) or str(table.dtype) != self.dtype:
             raise CrossEncoderError(f"{directory / self.file} holds {table.dtype} {table.shape}, not the word table")
         return table

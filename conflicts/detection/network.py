@@ -15,6 +15,7 @@ import numpy as np
 
 from conflicts.detection import rules
 from conflicts.detection.verdict import Relation
+from memoryhub.arrays import load_npz
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -127,15 +128,15 @@ def save_model(model: Model, path: Path, metadata: dict[str, Any]) -> None:
 
 
 def load_model(path: Path) -> Model:
-    with np.load(path, allow_pickle=False) as z:
-        return Model(
-            mean=z["mean"],
-            scale=z["scale"],
-            w1=z["w1"],
-            b1=z["b1"],
-            w2=z.get("w2", None),
-            b2=z.get("b2", None),
-            temperature=float(z["temperature"][0]),
-            bias=z.get("bias", None),
-            long_bias=z.get("long_bias", None),
-        )
+    z = load_npz(path)
+    return Model(
+        mean=z["mean"],
+        scale=z["scale"],
+        w1=z["w1"],
+        b1=z["b1"],
+        w2=z.get("w2", None),
+        b2=z.get("b2", None),
+        temperature=float(z["temperature"][0]),
+        bias=z.get("bias", None),
+        long_bias=z.get("long_bias", None),
+    )
