@@ -39,13 +39,7 @@ from conflicts.detection.features import build_matrix
 from conflicts.detection.network import LABELS, RELATION_OF_LABEL, Model, apply_rules, load_model, long_pairs
 from conflicts.detection.verdict import Relation, Verdict
 from memories import embeddings
-from memories.subjects import (
-    named_speakers_differ,
-    relatives,
-    speakers_differ,
-    subjects_agree,
-    without_speaker,
-)
+from memories.subjects import named_speakers_differ, relatives, speakers_differ, subjects_agree, without_speaker
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -437,7 +431,8 @@ def _one_slot_change(older: Memory, newer: Memory, prediction: Prediction) -> Ve
 
 
 def _only_novelty(signals: rules.RuleSignals) -> bool:
-    """All the newer fact says of a change is that something is new or recent ("a new job", "just")."""
+    """All the newer fact says of a change is that something is new or recent ("a new job", "just"), or nothing
+    (a source restating its thing unannounced, whose reading already had to be as sure)."""
     return not signals.past_markers_a and set(signals.change_markers_b) <= NOVELTY_MARKERS
 
 
