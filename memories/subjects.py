@@ -9,8 +9,10 @@ Offline and deterministic, with no model: an agent's ``key`` names the
 attribute outright (the strongest signal); otherwise the sentence is read in
 the shape most facts have — an optional preamble ("Update:", "From next
 month", "X says that"), a subject noun phrase up to the first verb, and a
-predicate. The entity is that noun phrase (pronouns and "the user" folded to
-one name); the attribute comes from what the predicate says, through a small
+predicate. The subject ends at the first verb: one of the reader's own verbs
+and auxiliaries, else a verb form of Brill's tagger lexicon (``VERB_FORMS``:
+"Kafka expanded to 9 brokers" is about Kafka). The entity is that noun phrase
+(pronouns and "the user" folded to one name); the attribute comes from what the predicate says, through a small
 lexicon of the properties agents keep writing about (home city, employer,
 manager, price, seat count, version, region, schedule, diet…), then the unit
 of a number ("200 seats" → seat count), then the head of the subject phrase
@@ -21,12 +23,20 @@ empty — unknown, never guessed from a shared word.
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import re
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 
 SOURCE_KEY = "key"
 SOURCE_TEXT = "text"
 SOURCE_REVIEWER = "reviewer"
+# English verb forms from Brill's tagger lexicon (training/verb_forms.py; docs/MODELS.md): where the
+# reader's own verb list does not know a fact's verb ("Kafka expanded to 9 brokers").
+VERB_FORMS = Path(__file__).with_name("verb_forms.tsv.gz")
+VERB_FORMS_SHA256 = "87e8670e7e874f2247f61642251cd30efc61c13e150f2577fbc76c0c217f18cf"
 
 
 @dataclass(frozen=True)
@@ -812,6 +822,14 @@ def _subject_end(tokens: list[str]) -> int:
             return index
         if index > 0 and _third_person_verb(tokens, index):
             return index
+        if (
+            index > 0
+            and token.islower()
+            and not after_determiner
+            and _lexicon_verb(word, tokens[index - 1])
+            and not _reads_as_noun(tokens, index)
+        ):
+            return index  # "Kafka expanded to 9 brokers", "Services communicate through NATS"
         if index > 0 and word.endswith("'s") and index + 1 < len(tokens) and tokens[index + 1].lower() in _VERBS:
             return index + 1
     # No verb: "smart_inbox at 95%" — the subject ends at its first preposition.
@@ -819,6 +837,31 @@ def _subject_end(tokens: list[str]) -> int:
         if index > 0 and token.lower() in _PREPOSITIONS | {"to", "with", "from"}:
             return index
     return len(tokens)
+
+
+class VerbFormsError(RuntimeError):
+    """The verb list is missing or is not the file this code was written against."""
+
+
+@lru_cache(maxsize=1)
+def verb_forms() -> dict[str, str]:
+    """Word → its lexicon tag (VB, VBD, VBN, VBP, VBZ), read once and checked against its sha256."""
+    try:
+        data = VERB_FORMS.read_bytes()
+    except OSError as exc:
+        raise VerbFormsError(f"{VERB_FORMS}: cannot be read ({exc}); rebuild it: manage.py build_verb_forms") from exc
+    if hashlib.sha256(data).hexdigest() != VERB_FORMS_SHA256:
+        raise VerbFormsError(f"{VERB_FORMS} does not match its sha256; rebuild it: manage.py build_verb_forms")
+    return dict(line.split("\t", 1) for line in gzip.decompress(data).decode("utf-8").splitlines())
+
+
+def _lexicon_verb(word: str, before: str) -> bool:
+    """A past tense, participle or third-person form; a base form only after a plural ("services talk")."""
+    tag = verb_forms().get(word)
+    if tag in ("VBD", "VBN", "VBZ"):
+        return True
+    plural = before.lower().endswith("s") and not before.lower().endswith(("ss", "us", "is", "'s"))
+    return tag in ("VB", "VBP") and plural
 
 
 def _names_a_thing(token: str) -> bool:

@@ -34,6 +34,13 @@ FACTS = [
     ("Log shipping moved to Datadog; Splunk contract ended.", "", "log shipping", ""),
     ("Tom Reyes moved to Lisbon in May.", "", "tom reyes", "home city"),
     ("Jonas is single again.", "", "jonas", "relationship"),
+    # Verbs the reader's own list lacks come from the lexicon's verb forms: the subject ends before them.
+    ("The search cluster expanded to twelve nodes.", "", "search cluster", ""),
+    ("Internal services communicate over gRPC.", "", "internal services", ""),
+    ("Grandma avoids dairy.", "", "grandma", ""),
+    ("The release notes mention the fix.", "", "release notes", ""),
+    # "alerts" is a verb form in the lexicon too, but a verb follows it: here it is the subject's noun.
+    ("Pager alerts go to the ops channel.", "", "pager alerts", "on-call"),
 ]
 
 
