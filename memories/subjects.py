@@ -10,7 +10,7 @@ attribute outright (the strongest signal); otherwise the sentence is read in
 the shape most facts have — an optional preamble ("Update:", "From next
 month", "X says that"), a subject noun phrase up to the first verb, and a
 predicate. The subject ends at the first verb: one of the reader's own verbs
-and auxiliaries, else a verb form of Brill's tagger lexicon (``VERB_FORMS``:
+and auxiliaries, else a verb form of Brill's tagger lexicon (``LEXICON``:
 "Kafka expanded to 9 brokers" is about Kafka). The entity is that noun phrase
 (pronouns and "the user" folded to one name); the attribute comes from what the predicate says, through a small
 lexicon of the properties agents keep writing about (home city, employer,
@@ -33,10 +33,11 @@ from pathlib import Path
 SOURCE_KEY = "key"
 SOURCE_TEXT = "text"
 SOURCE_REVIEWER = "reviewer"
-# English verb forms from Brill's tagger lexicon (training/verb_forms.py; docs/MODELS.md): where the
-# reader's own verb list does not know a fact's verb ("Kafka expanded to 9 brokers").
-VERB_FORMS = Path(__file__).with_name("verb_forms.tsv.gz")
-VERB_FORMS_SHA256 = "87e8670e7e874f2247f61642251cd30efc61c13e150f2577fbc76c0c217f18cf"
+# Common English words and their most frequent tags, from Brill's tagger lexicon (training/lexicon.py;
+# docs/MODELS.md): the verb forms the reader's own list lacks ("Kafka expanded to 9 brokers"), and what
+# is not a name ("Initech" is not in it).
+LEXICON = Path(__file__).with_name("lexicon.tsv.gz")
+LEXICON_SHA256 = "7bace52b9fdc7d7d02199f081747153320b5aeffa462848adefef9de7ca39738"
 
 
 @dataclass(frozen=True)
@@ -839,29 +840,72 @@ def _subject_end(tokens: list[str]) -> int:
     return len(tokens)
 
 
-class VerbFormsError(RuntimeError):
-    """The verb list is missing or is not the file this code was written against."""
+class LexiconError(RuntimeError):
+    """The word list is missing or is not the file this code was written against."""
 
 
 @lru_cache(maxsize=1)
-def verb_forms() -> dict[str, str]:
-    """Word → its lexicon tag (VB, VBD, VBN, VBP, VBZ), read once and checked against its sha256."""
+def lexicon() -> dict[str, str]:
+    """Lower-case word → its most frequent tag (Penn Treebank: NN, VBD, JJ …), read once, sha256-checked."""
     try:
-        data = VERB_FORMS.read_bytes()
+        data = LEXICON.read_bytes()
     except OSError as exc:
-        raise VerbFormsError(f"{VERB_FORMS}: cannot be read ({exc}); rebuild it: manage.py build_verb_forms") from exc
-    if hashlib.sha256(data).hexdigest() != VERB_FORMS_SHA256:
-        raise VerbFormsError(f"{VERB_FORMS} does not match its sha256; rebuild it: manage.py build_verb_forms")
+        raise LexiconError(f"{LEXICON}: cannot be read ({exc}); rebuild it: manage.py build_lexicon") from exc
+    if hashlib.sha256(data).hexdigest() != LEXICON_SHA256:
+        raise LexiconError(f"{LEXICON} does not match its sha256; rebuild it: manage.py build_lexicon")
     return dict(line.split("\t", 1) for line in gzip.decompress(data).decode("utf-8").splitlines())
 
 
 def _lexicon_verb(word: str, before: str) -> bool:
     """A past tense, participle or third-person form; a base form only after a plural ("services talk")."""
-    tag = verb_forms().get(word)
+    tag = lexicon().get(word)
     if tag in ("VBD", "VBN", "VBZ"):
         return True
     plural = before.lower().endswith("s") and not before.lower().endswith(("ss", "us", "is", "'s"))
     return tag in ("VB", "VBP") and plural
+
+
+_CALENDAR_WORDS = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april may june july august september october november december".split()  # noqa: E501, SIM905 - a word list reads better as text
+)
+
+
+def names_itself(text: str, entity: str) -> bool:
+    """The fact states its subject by a proper name: "Acme Corp signed …", "Initech renewed …", "Ask Priya".
+
+    Every word of the entity is capitalised where the text says it; one that opens the text is no common
+    English word (the lexicon: "Exports now use …" names no one); a weekday or month names a time, not a thing.
+    """
+    words = entity.replace("'s", "").split()
+    if not words or not states_its_subject(text) or any(_singular(w) in _CALENDAR_WORDS for w in words):
+        return False
+    found = re.search(r"\b" + r"\W+".join(re.escape(w) for w in words) + r"\b", text, re.IGNORECASE)
+    if found is None:
+        return False
+    said = re.findall(r"[\w'’-]+", found.group(0))
+    if not all(word[0].isupper() or not word[0].isalpha() for word in said):
+        return False
+    opens = text[: found.start()].strip(" \t\"'“‘([") == ""
+    return not (opens and said[0].lower() in lexicon())
+
+
+def names_apart(older_text: str, older_entity: str, newer_text: str, newer_entity: str) -> bool:
+    """Two facts that each name their subject, by two names no word of which the other fact says: two things.
+
+    "Acme Corp signed for 80 more seats; now 200 seats on Pro." / "Initech renewed for one more year at 30
+    seats.": a pair reader reads one *kind* of value (seats) there, not whose, and calls it one subject
+    given another value (0.99). No reading overrules two names. Where one fact names the other's subject
+    too ("Halvorsen's head of IT is Ingrid Dahl." / "Ingrid Dahl left Halvorsen; …"), both may be about
+    one relation between them, and the reading may decide.
+    """
+    if not (names_itself(older_text, older_entity) and names_itself(newer_text, newer_entity)):
+        return False
+    return not (_says_a_word_of(newer_text, older_entity) or _says_a_word_of(older_text, newer_entity))
+
+
+def _says_a_word_of(text: str, entity: str) -> bool:
+    said = {_singular(w.lower()) for w in re.findall(r"[\w'’-]+", text.replace("'s", "").replace("’s", ""))}
+    return any(_singular(w) in said for w in entity.replace("'s", "").split())
 
 
 def _names_a_thing(token: str) -> bool:

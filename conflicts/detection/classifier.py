@@ -39,7 +39,14 @@ from conflicts.detection.features import build_matrix
 from conflicts.detection.network import LABELS, RELATION_OF_LABEL, Model, apply_rules, load_model, long_pairs
 from conflicts.detection.verdict import Relation, Verdict
 from memories import embeddings
-from memories.subjects import named_speakers_differ, relatives, speakers_differ, subjects_agree, without_speaker
+from memories.subjects import (
+    named_speakers_differ,
+    names_apart,
+    relatives,
+    speakers_differ,
+    subjects_agree,
+    without_speaker,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -338,13 +345,15 @@ def _dated_apart(older: Memory, newer: Memory) -> bool:
 
 
 def subjects_apart(older: Memory, newer: Memory) -> bool:
-    """Known to be two subjects whatever the texts say: two keys, two speakers, someone and a relative.
+    """Known to be two subjects whatever the texts say: two keys, two speakers, someone and a relative,
+    two names with no word in common ("Acme Corp …" / "Initech …").
 
     What no reading of the texts can overrule (the guard, ``conflicts.services.subject_guard``, asks the same).
     """
     return (
         bool(older.key and newer.key and older.key != newer.key)
         or relatives(older.subject_entity, newer.subject_entity)
+        or names_apart(older.text, older.subject_entity, newer.text, newer.subject_entity)
         or speakers_differ(older.text, older.agent, older.subject_entity, newer.text, newer.agent, newer.subject_entity)
     )
 

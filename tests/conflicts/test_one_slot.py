@@ -69,6 +69,28 @@ def test_a_change_the_subject_reader_reads_as_two_subjects_is_read_as_one() -> N
     assert verdict.probability >= 0.6
 
 
+def test_a_renewal_announces_the_change_the_slot_reader_then_reads() -> None:
+    # From another agent, so only the word "renewed" announces it (not one source updating itself).
+    older = fact("The support contract with Globex ends in March.", agent="sales")
+    newer = fact("The support contract with Globex was renewed for two years.", 40, agent="legal")
+
+    [verdict] = classify_memory_pairs([(older, newer)])
+
+    assert (verdict.relation, verdict.one_slot, verdict.announced) == (Relation.TEMPORAL_CHANGE, True, True)
+    assert any('change marker: "renewed"' in reason for reason in verdict.reasons)
+
+
+def test_two_names_with_no_word_in_common_are_never_read_as_one_subject() -> None:
+    # One kind of thing (seats), announced ("renewed"), but two customers.
+    older = fact("Globex signed for 10 more seats; now 50 seats on Team.", agent="sales")
+    newer = fact("Initech renewed for one more year at 20 seats.", 40, agent="sales")
+
+    [verdict] = classify_memory_pairs([(older, newer)])
+
+    assert not verdict.one_slot
+    assert subject_guard(older, newer, verdict).automatic is False
+
+
 @pytest.mark.parametrize(
     ("older", "newer"),
     [

@@ -70,6 +70,26 @@ def test_it_finds_change_markers_and_the_newer_side_from_wording() -> None:
     assert s.newer == "b"
 
 
+@pytest.mark.parametrize(
+    ("older", "newer", "marker"),
+    [
+        ("The billing service is written in Ruby.", "The billing service got rewritten in Rust.", "rewritten"),
+        ("The support contract ends in March.", "The support contract was renewed for two years.", "renewed"),
+        ("The launch is on 3 June.", "The launch has been postponed to July.", "postponed"),
+        ("The cache holds 2 GB.", "The cache was scaled to 8 GB.", "scaled"),
+    ],
+)
+def test_words_that_give_a_thing_another_form_or_date_mark_a_change(older: str, newer: str, marker: str) -> None:
+    s = analyse(older, newer)
+    assert s.change_markers_b == (marker,)
+    assert s.newer == "b"
+
+
+def test_an_effect_on_something_else_is_no_change_marker() -> None:
+    s = analyse("Annotators follow the v1 guidelines.", "The new training has cut disagreements a lot.")
+    assert "cut" not in s.change_markers_b
+
+
 def test_used_to_marks_the_other_side_as_newer() -> None:
     s = analyse("I live in Texas.", "I used to live in Ohio.")
     assert s.past_markers_b == ("used to",)
