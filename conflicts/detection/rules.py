@@ -334,15 +334,16 @@ CHANGE_MARKERS = (
     "joined",
     # Verbs that say a thing was given another form, owner, date or size (added 2026-11-27 from general
     # English, not from a story; docs/DETECTION.md, "Words of change"). Not "cut", "dropped", "doubled",
-    # "moved" alone: as often an effect on something else ("has cut disagreements a lot").
+    # "moved" alone, "went up" without the value it went to: as often an effect on something else or a
+    # trend ("has cut disagreements a lot", "rents in Halifax went up again").
     "expanded",
     "scaled",
     "extended",
     "shortened",
-    "went up",
-    "went down",
-    "gone up",
-    "gone down",
+    "went up to",
+    "went down to",
+    "gone up to",
+    "gone down to",
     "rotated",
     "reassigned",
     "promoted",

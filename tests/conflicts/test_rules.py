@@ -90,6 +90,14 @@ def test_an_effect_on_something_else_is_no_change_marker() -> None:
     assert "cut" not in s.change_markers_b
 
 
+def test_a_rise_marks_a_change_only_with_the_value_it_rose_to() -> None:
+    rose_to = analyse("The gym costs 30 euros a month.", "The gym went up to 35 euros.")
+    rose = analyse("Rents in Porto are high.", "I read that rents in Leeds went up again.")
+
+    assert rose_to.change_markers_b == ("went up to",)
+    assert rose.change_markers_b == ()
+
+
 def test_used_to_marks_the_other_side_as_newer() -> None:
     s = analyse("I live in Texas.", "I used to live in Ohio.")
     assert s.past_markers_b == ("used to",)
