@@ -12,9 +12,10 @@ month", "X says that"), a subject noun phrase up to the first verb, and a
 predicate. The subject ends at the first verb: one of the reader's own verbs
 and auxiliaries, else a verb form of Brill's tagger lexicon (``LEXICON``:
 "Kafka expanded to 9 brokers" is about Kafka). The entity is that noun phrase
-(pronouns and "the user" folded to one name); the attribute comes from what the predicate says, through a small
-lexicon of the properties agents keep writing about (home city, employer,
-manager, price, seat count, version, region, schedule, diet…), then the unit
+(pronouns and "the user" folded to one name); the attribute comes from what
+the predicate says, through a small lexicon of the properties agents keep
+writing about (home city, employer, manager, price, seat count, version,
+region, schedule, diet…), then the unit
 of a number ("200 seats" → seat count), then the head of the subject phrase
 when it names a property ("The staging cluster's region is …", "the rate
 limit on the Pro plan is …"). When none of these speaks, the attribute is
@@ -871,7 +872,7 @@ _CALENDAR_WORDS = frozenset(
 
 
 def names_itself(text: str, entity: str) -> bool:
-    """The fact states its subject by a proper name: "Acme Corp signed …", "Initech renewed …", "Ask Priya".
+    """The fact states its subject by a proper name: "Acme Corp signed …", "Initech renewed …", "Priya reports to …".
 
     Every word of the entity is capitalised where the text says it; one that opens the text is no common
     English word (the lexicon: "Exports now use …" names no one); a weekday or month names a time, not a thing.
