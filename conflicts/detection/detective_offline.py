@@ -8,7 +8,8 @@
    announces a change ("moved to", "switched", "no longer").
 3. **Timelines.** Along time, per subject:
    - *reversal*: A, then an announced change to B, then C saying A again with
-     no announced change back;
+     no announced change back — or using a thing of A's that B said ended
+     ("the gas boiler was removed" … "book the gas boiler service");
    - *ambiguity* / *contradiction*: two facts at odds that are both still
      current — neither announces a change, neither was later retired — the
      latter when they are about the person the hub serves;
@@ -38,7 +39,14 @@ from conflicts.forgetting import StoryFact
 from conflicts.story import Flag
 from memories.embeddings import embed_texts
 from memories.speech_acts import is_claim
-from memories.subjects import entities_agree, speakers_differ, states_its_subject, subject_of
+from memories.subjects import (
+    entities_agree,
+    lexicon,
+    named_speakers_differ,
+    speakers_differ,
+    states_its_subject,
+    subject_of,
+)
 
 StoryPairClassifier = Callable[[list[tuple[StoryFact, StoryFact]]], list[Verdict]]
 
@@ -145,6 +153,26 @@ OTHER_PERSON = re.compile(
     r"kids?|child|children|friend|colleague|boss|flatmate|roommate)(?:'s)?\b",
     re.IGNORECASE,
 )
+# Words with which a fact says a thing ended: it was taken away, given up or is no longer needed.
+ENDING = re.compile(
+    r"\b(?:removed|retired|cancel+ed|sold|deleted|decommissioned|discontinued|scrapped|sunset|sunsetted|"
+    r"shut down|replaced|no longer|no more|not needed|given up|gave up|stopped)\b",
+    re.IGNORECASE,
+)
+# Words of ending after which a thing lives on in its successor ("replaced the old car").
+REPLACED = frozenset(["replaced"])
+# A thing had anew: its return is announced ("Bought a new dishwasher").
+ACQUIRED = re.compile(r"\b(?:bought|buying|installed|acquired)\b", re.IGNORECASE)
+# A thing spoken of as past ("the old Redux code", "was on Route 53 until May").
+PAST_MENTION = re.compile(
+    r"\b(?:was|were|used to|old|former|formerly|previous|previously|legacy|until|ago|anymore)\b",
+    re.IGNORECASE,
+)
+# A later mention of an ended thing this near the original in meaning can be a return to it.
+ENDED_LINK_COSINE = 0.3
+# The words either side of a word of ending that can name what ended ("the gas boiler was removed").
+ENDED_REACH = 3
+_CLAUSE_SPLIT = re.compile(r"[.;:!?()—,]+|\b(?:and|but|while|so)\b")
 DETECTOR = "narrative:offline"
 
 
@@ -217,6 +245,7 @@ def detect(facts: list[StoryFact], *, classify: StoryPairClassifier | None = Non
     _reversals(facts, pairs, by_key, add)
     _returns(facts, pairs, similarity, add)
     _values_returned(facts, pairs, similarity, add)
+    _ended_still_used(facts, similarity, add)
     # Older facts a later fact announced replacing: a question about them is settled.
     retired = {p.older for p in pairs if p.at_odds and p.announced}
     _disputes(facts, pairs, retired, add)
@@ -514,6 +543,105 @@ def _values_returned(
                     f"a later fact names {again} again after an announced change dropped it, without saying so",
                 )
             break
+
+
+def _ended_still_used(
+    facts: list[StoryFact],
+    similarity: np.ndarray,
+    add: Callable[[str, list[int], str, str], None],
+) -> None:
+    """A names a thing, B says the thing ended, and a later C uses it again as if it never had.
+
+    B ends a thing when one of its clauses puts words A used next to a word of ending ("the gas
+    boiler was removed", "Replaced Redux with Zustand", "CPAP no longer needed", "booth
+    cancelled"), or when, announcing a change, it says it left it ("from Nx to Turborepo"). C
+    must name every word of that thing, speak of it in the present (no "was", "old", "former",
+    "until" …), announce nothing itself, name none of B's new values and be about no one else;
+    A, B and C must be near in meaning (``ENDED_LINK_COSINE``). One who passes the old thing on
+    ("told the client …") leaves a stale fact in circulation; anyone else goes back on B: a
+    reversal. Only facts that say something ended start the search, so a run stays cheap.
+    """
+    ends = {i: _ending_windows(f.text) for i, f in enumerate(facts)}
+    ends = {i: windows for i, windows in ends.items() if windows}
+    if not ends:
+        return
+    words = [set(rules.tokens(f.text)) for f in facts]
+    speaks_of_now = [
+        not (ANNOUNCED.search(f.text) or ENDING.search(f.text) or PAST_MENTION.search(f.text)) for f in facts
+    ]
+    for second, windows in ends.items():
+        b = facts[second]
+        for first in np.flatnonzero(similarity[:second, second] >= ENDED_LINK_COSINE).tolist():
+            a = facts[first]
+            if b.at <= a.at or _same_session(a, b) or _two_speakers(a, b):
+                continue
+            if _other_people(b.text) - _other_people(a.text):
+                continue
+            said, names = rules.content_words(rules.tokens(a.text)), _values(a.text)
+            ended = [
+                term
+                for term in (
+                    " ".join(w for w in window if w in (names if by_name else said)) for window, by_name in windows
+                )
+                if term
+            ]
+            if not ended:
+                continue
+            new = {v for v in _values(b.text) if v not in _words(a.text)}
+            for later in (second + 1 + np.flatnonzero(similarity[first, second + 1 :] >= ENDED_LINK_COSINE)).tolist():
+                c = facts[later]
+                if not speaks_of_now[later] or c.at <= b.at or _same_session(b, c):
+                    continue
+                if _two_speakers(b, c) or _two_speakers(a, c) or ACQUIRED.search(c.text):
+                    continue
+                used = [term for term in ended if set(term.split()) <= words[later] and not _had_anew(term, c.text)]
+                if not used or new & _values(c.text) or _other_people(c.text) - _other_people(a.text):
+                    continue
+                passed_on = bool(PASSED_ON.search(c.text))
+                add(
+                    "stale" if passed_on else "reversal",
+                    [second, later] if passed_on else [first, second, later],
+                    f'Is it still true that "{_short(c.text)}"?',
+                    f"{'passes on' if passed_on else 'uses again'} {used[0]}, which a later fact said had ended",
+                )
+                break
+
+
+def _had_anew(term: str, text: str) -> bool:
+    """The text speaks of a new one of the thing ("a new dishwasher", "another Trek bike")."""
+    first = re.escape(term.split()[0])
+    return bool(re.search(rf"\b(?:new|another)\s+(?:\w+\s+)?{first}\b", text, re.IGNORECASE))
+
+
+def _two_speakers(a: StoryFact, b: StoryFact) -> bool:
+    """Two people speak: each in the first person, or as two named chat speakers ("Ana: …" / "Ben: …")."""
+    return _other_speakers(a, b) or named_speakers_differ(a.text, b.text)
+
+
+def _ending_windows(text: str) -> list[tuple[list[str], bool]]:
+    """The words that can name what a statement says ended, and whether only a name counts among them.
+
+    Up to ``ENDED_REACH`` nouns either side of each word of ending in its clause ("the gas boiler was
+    removed"); a thing replaced lives on in its successor ("replaced the old car" — by a car), so
+    there only a name counts ("Replaced Redux with Zustand"). And, when the statement announces a
+    change, each value it says it left ("from Nx to Turborepo").
+    """
+    windows = []
+    for clause in _CLAUSE_SPLIT.split(text):
+        for ending in ENDING.finditer(clause):
+            before = _nouns(clause[: ending.start()])[-ENDED_REACH:]
+            after = _nouns(clause[ending.end() :])[:ENDED_REACH]
+            windows.append((list(dict.fromkeys(before + after)), ending.group(0).lower() in REPLACED))
+    if ANNOUNCED.search(text) or rules.change_markers(text):
+        windows += [([value], False) for value in sorted(rules.left_values(text))]
+    return [(words, by_name) for words, by_name in windows if words]
+
+
+def _nouns(text: str) -> list[str]:
+    """The content words that can be part of a thing's name: nouns, and words the lexicon does not know
+    ("CPAP", "SaaStr"); never an adverb or an adjective ("finally", "old")."""
+    known = lexicon()
+    return [w for w in rules.content_words_in_order(rules.tokens(text)) if known.get(w, "NN").startswith("NN")]
 
 
 def _values(text: str) -> set[str]:

@@ -459,6 +459,11 @@ def correction_marker(text: str) -> str | None:
     return match.group(0).strip(" \t:,").lower() if match else None
 
 
+def change_markers(text: str) -> set[str]:
+    """The words of change a statement uses ("switched", "went up to", "renewed")."""
+    return set(_CHANGE_RE.findall(text.lower()))
+
+
 def left_values(text: str) -> set[str]:
     """What a statement announces leaving: "off RabbitMQ", "from Jest to Vitest" → {"rabbitmq", "jest"}."""
     return _values(match for pattern in _LEFT_RES for match in pattern.finditer(text))
@@ -490,7 +495,12 @@ def tokens(text: str) -> list[str]:
 
 
 def content_words(words: list[str]) -> set[str]:
-    return {w for w in words if w not in STOPWORDS and w not in NEGATORS and not w.isdigit() and len(w) > 1}
+    return set(content_words_in_order(words))
+
+
+def content_words_in_order(words: list[str]) -> list[str]:
+    """``content_words``, in the order the statement says them."""
+    return [w for w in words if w not in STOPWORDS and w not in NEGATORS and not w.isdigit() and len(w) > 1]
 
 
 def content_stems(words: list[str]) -> set[str]:

@@ -497,3 +497,66 @@ def test_two_speakers_each_in_the_first_person_do_not_dispute() -> None:
     ]
 
     assert flags(story, {("f1", "f2"): (CHANGE, 0.9)}) == []
+
+
+DISHWASHER = [
+    fact("f1", "The flat has a Bosch dishwasher; run it every evening", 0, scope="home", agent="household"),
+    fact("f2", "The dishwasher was removed in the kitchen renovation; dishes are washed by hand", 60, "home", "pa"),
+]
+
+
+def test_using_a_thing_a_later_fact_said_was_removed_is_a_reversal() -> None:
+    story = [*DISHWASHER, fact("f3", "Run the dishwasher before bed so it is empty by morning", 90, "home", "pa")]
+
+    assert flags(story, ALL_COMPATIBLE) == [("reversal", ["f1", "f2", "f3"])]
+
+
+def test_naming_what_a_later_fact_replaced_is_a_reversal() -> None:
+    story = [
+        fact("f1", "Error reports go to Sentry", 0, scope="backend", agent="ops"),
+        fact("f2", "Replaced Sentry with Rollbar for error reports", 45, scope="backend", agent="ops"),
+        fact("f3", "Checkout errors: look up the stack trace in Sentry", 80, scope="backend", agent="support"),
+    ]
+
+    assert flags(story, ALL_COMPATIBLE) == [("reversal", ["f1", "f2", "f3"])]
+
+
+def test_passing_on_a_thing_that_ended_is_stale() -> None:
+    story = [*DISHWASHER, fact("f3", "Told the cleaner to run the dishwasher on Fridays", 90, "home", "pa")]
+
+    assert flags(story, ALL_COMPATIBLE) == [("stale", ["f2", "f3"])]
+
+
+@pytest.mark.parametrize(
+    "later",
+    [
+        "The dishwasher we used to have was loud",  # spoken of as past
+        "Bought a new dishwasher; it is installed under the sink",  # announces a change itself
+        "The user's sister asks how often to run the dishwasher",  # someone else's
+    ],
+)
+def test_these_mentions_of_a_thing_that_ended_are_no_return_to_it(later: str) -> None:
+    story = [*DISHWASHER, fact("f3", later, 90, scope="home", agent="pa")]
+
+    assert [kind for kind, _ in flags(story, ALL_COMPATIBLE)] != ["reversal"]
+
+
+def test_a_thing_replaced_by_one_of_its_kind_lives_on() -> None:
+    """ "Replaced the old car" names no car by name: a later "the car" is the new one."""
+    story = [
+        fact("f1", "Our car is a grey Skoda estate", 0, scope="home", agent="pa"),
+        fact("f2", "Finally replaced the old car with an electric one", 50, scope="home", agent="pa"),
+        fact("f3", "The car needs charging before the weekend trip", 70, scope="home", agent="pa"),
+    ]
+
+    assert flags(story, ALL_COMPATIBLE) == []
+
+
+def test_one_speakers_ended_thing_is_not_anothers() -> None:
+    story = [
+        fact("f1", "Ana: My bike is a red Trek I ride everywhere.", 0, scope="chat", agent="chat"),
+        fact("f2", "Ana: I sold my bike, the Trek is gone.", 30, scope="chat", agent="chat"),
+        fact("f3", "Ben: I ride my Trek bike to work every day.", 60, scope="chat", agent="chat"),
+    ]
+
+    assert flags(story, ALL_COMPATIBLE) == []
