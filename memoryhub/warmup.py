@@ -1,10 +1,10 @@
 """Loading models before the first request needs them.
 
 An app registers what its processes should load once, at start (the embedder,
-the classifier, the cross-encoder), in ``AppConfig.ready()``; the Celery worker
-loads everything when its process starts and each web process in a background
-thread (``memoryhub/wsgi.py``), so start-up stays fast and the first
-synchronous check answers within its time box.
+the subject reader's lexicon, the classifier, the cross-encoder), in
+``AppConfig.ready()``; the Celery worker loads everything when its process
+starts and each web process in a background thread (``memoryhub/wsgi.py``), so
+start-up stays fast and the first synchronous check answers within its time box.
 """
 
 from __future__ import annotations
