@@ -566,29 +566,35 @@ def _ended_still_used(
     if not ends:
         return
     words = [set(rules.tokens(f.text)) for f in facts]
+    saying: dict[str, set[int]] = {}  # word → the facts that say it
+    for index, said_words in enumerate(words):
+        for word in said_words:
+            saying.setdefault(word, set()).add(index)
     speaks_of_now = [
         not (ANNOUNCED.search(f.text) or ENDING.search(f.text) or PAST_MENTION.search(f.text)) for f in facts
     ]
+    said = [rules.content_words(list(w)) for w in words]
+    names = [_values(f.text) for f in facts]
     for second, windows in ends.items():
         b = facts[second]
         for first in np.flatnonzero(similarity[:second, second] >= ENDED_LINK_COSINE).tolist():
             a = facts[first]
-            if b.at <= a.at or _same_session(a, b) or _two_speakers(a, b):
-                continue
-            if _other_people(b.text) - _other_people(a.text):
-                continue
-            said, names = rules.content_words(rules.tokens(a.text)), _values(a.text)
             ended = [
                 term
                 for term in (
-                    " ".join(w for w in window if w in (names if by_name else said)) for window, by_name in windows
+                    " ".join(w for w in window if w in (names[first] if by_name else said[first]))
+                    for window, by_name in windows
                 )
                 if term
             ]
-            if not ended:
+            if not ended or b.at <= a.at or _same_session(a, b) or _two_speakers(a, b):
+                continue
+            if _other_people(b.text) - _other_people(a.text):
                 continue
             new = {v for v in _values(b.text) if v not in _words(a.text)}
-            for later in (second + 1 + np.flatnonzero(similarity[first, second + 1 :] >= ENDED_LINK_COSINE)).tolist():
+            # Only later facts that say every word of an ended thing, near A in meaning.
+            naming = set().union(*(set.intersection(*(saying.get(w, set()) for w in t.split())) for t in ended))
+            for later in sorted(i for i in naming if i > second and similarity[first, i] >= ENDED_LINK_COSINE):
                 c = facts[later]
                 if not speaks_of_now[later] or c.at <= b.at or _same_session(b, c):
                     continue
