@@ -87,7 +87,9 @@ _ATTRIBUTE_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"\bhome(?: city| town|town)?\b|\bmoved (?:house|back|home)\b|\bmoved out\b", "home city"),
     (r"\breports? to\b|\bmanag(?:er|ed by)\b|\bboss\b|\bline manager\b", "manager"),
     (
-        r"\b(?:works?|working|worked) (?:at|for)\b|\bjoined\b|\bemployer\b|\bemployed\b|\bhired by\b"
+        # "joined Globex", "joined a startup"; "joined the climbing wall" is no job.
+        r"\b(?:works?|working|worked) (?:at|for)\b|\bemployer\b|\bemployed\b|\bhired by\b"
+        r"|\bjoined\s+(?:the\s+)?(?-i:[A-Z])|\bjoined\s+(?:a|an|the)\s+(?:company|startup|firm|bank|agency)\b"
         r"|\bleft \w+ to join\b",
         "employer",
     ),

@@ -282,3 +282,22 @@ def test_a_newer_fact_changes_one_slot_the_older_fact_nearest_in_meaning() -> No
 
     assert [v.one_slot for v in kept] == [False, True]
     assert kept[0] == predictions[0].verdict()
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("job", "later", "retired"),
+    [
+        ("Saoirse works at Globex as an analyst.", "Saoirse joined the climbing club last month.", False),
+        ("The user works at Initech.", "The user joined a choir in March.", False),
+        ("Dana works at Globex.", "Dana joined Initech in May.", True),  # a new employer does replace the old
+    ],
+)
+def test_joining_a_club_never_retires_a_job(workspace: Workspace, job: str, later: str, retired: bool) -> None:
+    old = remember(workspace, job, valid_from=day(1))
+    new = remember(workspace, later, valid_from=day(4))
+
+    detect_and_resolve(new)
+
+    old.refresh_from_db()
+    assert (old.superseded_by_id == new.pk) is retired
