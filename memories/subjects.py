@@ -84,7 +84,11 @@ _ATTRIBUTE_PATTERNS: tuple[tuple[str, str], ...] = (
         r"(?:Jan|Febr)uary|March|April|May|June|July|August|(?:Septem|Octo|Novem|Decem)ber)[A-Z])",
         "home city",
     ),
-    (r"\bhome(?: city| town|town)?\b|\bmoved (?:house|back|home)\b|\bmoved out\b", "home city"),
+    # "works from home", "stays at home", "the home office" say where someone works or is, not where they live.
+    (
+        r"(?<!from )(?<!at )\bhome(?: city| town|town)?\b(?! office)|\bmoved (?:house|back|home)\b|\bmoved out\b",
+        "home city",
+    ),
     (r"\breports? to\b|\bmanag(?:er|ed by)\b|\bboss\b|\bline manager\b", "manager"),
     (
         # "joined Globex", "joined a startup"; "joined the climbing wall" is no job.

@@ -301,3 +301,18 @@ def test_joining_a_club_never_retires_a_job(workspace: Workspace, job: str, late
 
     old.refresh_from_db()
     assert (old.superseded_by_id == new.pk) is retired
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "later", ["The user switched to working from home on Fridays.", "User works from home twice a week now."]
+)
+def test_working_from_home_never_retires_where_someone_lives(workspace: Workspace, later: str) -> None:
+    home = remember(workspace, "The user lives in Lisbon.", valid_from=day(1))
+    new = remember(workspace, later, valid_from=day(4))
+
+    detect_and_resolve(new)
+
+    home.refresh_from_db()
+    assert home.superseded_by_id is None
+    assert home.reliability == "reliable"

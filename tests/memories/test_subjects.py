@@ -16,6 +16,8 @@ FACTS = [
     ("Dana joined Globex as a data engineer.", "", "dana", "employer"),
     ("Priya joined a startup in Berlin.", "", "priya", "employer"),
     ("Leopold joined the choir.", "", "leopold", ""),
+    ("User works from home twice a week.", "", "user", "work location"),
+    ("User's home town is Braga.", "", "user", "home city"),
     ("User cancelled PureGym and joined the climbing wall instead.", "", "user", ""),
     ("The staging cluster runs in eu-west-1.", "", "staging cluster", "region"),
     ("Acme Corp has 200 seats on Pro.", "", "acme corp", "seat count"),
