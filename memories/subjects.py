@@ -884,7 +884,7 @@ def names_itself(text: str, entity: str) -> bool:
     English word (the lexicon: "Exports now use …" names no one); a weekday or month names a time, not a thing.
     """
     words = entity.replace("'s", "").split()
-    if not words or not states_its_subject(text) or any(_singular(w) in _CALENDAR_WORDS for w in words):
+    if not words or not states_its_subject(text) or any(singular(w) in _CALENDAR_WORDS for w in words):
         return False
     found = re.search(r"\b" + r"\W+".join(re.escape(w) for w in words) + r"\b", text, re.IGNORECASE)
     if found is None:
@@ -911,8 +911,8 @@ def names_apart(older_text: str, older_entity: str, newer_text: str, newer_entit
 
 
 def _says_a_word_of(text: str, entity: str) -> bool:
-    said = {_singular(w.lower()) for w in re.findall(r"[\w'’-]+", text.replace("'s", "").replace("’s", ""))}
-    return any(_singular(w) in said for w in entity.replace("'s", "").split())
+    said = {singular(w.lower()) for w in re.findall(r"[\w'’-]+", text.replace("'s", "").replace("’s", ""))}
+    return any(singular(w) in said for w in entity.replace("'s", "").split())
 
 
 def _names_a_thing(token: str) -> bool:
@@ -1040,7 +1040,7 @@ def entities_agree(a: str, b: str) -> bool | None:
         return None
     if a == b:
         return True
-    wa, wb = [_singular(w) for w in a.split()], [_singular(w) for w in b.split()]
+    wa, wb = [singular(w) for w in a.split()], [singular(w) for w in b.split()]
     if wa == wb:
         return True  # "book club meeting" and "book club meetings"
     short, long = (wa, wb) if len(wa) <= len(wb) else (wb, wa)
@@ -1052,7 +1052,7 @@ def entities_agree(a: str, b: str) -> bool | None:
     )
 
 
-def _singular(word: str) -> str:
+def singular(word: str) -> str:
     """ "meetings" → "meeting", "deliveries" → "delivery"; "status", "class", "its" stay."""
     if len(word) > 4 and word.endswith("ies"):
         return word[:-3] + "y"

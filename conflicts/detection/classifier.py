@@ -43,6 +43,7 @@ from memories.subjects import (
     named_speakers_differ,
     names_apart,
     relatives,
+    singular,
     speakers_differ,
     subjects_agree,
     without_speaker,
@@ -364,9 +365,17 @@ def _properties_apart(older: Memory, newer: Memory) -> bool:
     The reader reads one *person or thing* precisely, not one property of it: "Saoirse travelled to
     Zanzibar for a wedding." / "Saoirse moved to Trondheim." reads as an update (0.95), and so does a new
     job followed by a move. Where the newer fact's property is known ("home city"), the older must
-    agree on it.
+    agree on it. Where only the older one's is ("region"), a newer fact that names another belonging of
+    the subject ("The staging cluster moved its logs to Loki.") speaks of that, not of the region.
     """
-    return bool(newer.subject_attribute) and subjects_agree(older.subject, newer.subject).attribute is not True
+    if not newer.subject_attribute:
+        owned = {singular(w.lower()) for w in _BELONGING.findall(newer.text)}
+        return bool(older.subject_attribute and owned) and not owned & set(older.subject_attribute.split())
+    return subjects_agree(older.subject, newer.subject).attribute is not True
+
+
+# "its logs", "their billing contact": a belonging the fact names.
+_BELONGING = re.compile(r"\b(?:its|their|his|her)\s+(?:\w+\s+)?(\w+)", re.IGNORECASE)
 
 
 def _may_read_as_one(older: Memory, newer: Memory, prediction: Prediction) -> bool:

@@ -316,3 +316,15 @@ def test_working_from_home_never_retires_where_someone_lives(workspace: Workspac
     home.refresh_from_db()
     assert home.superseded_by_id is None
     assert home.reliability == "reliable"
+
+
+@pytest.mark.django_db
+def test_a_change_to_another_belonging_never_retires_a_known_property(workspace: Workspace) -> None:
+    """ "… moved its logs to Loki" is about the logs, not the region the older fact gives."""
+    region = remember(workspace, "The staging cluster runs in eu-west-1.", valid_from=day(1))
+    new = remember(workspace, "The staging cluster moved its logs to Loki.", valid_from=day(4))
+
+    detect_and_resolve(new)
+
+    region.refresh_from_db()
+    assert region.superseded_by_id is None
