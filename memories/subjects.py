@@ -960,6 +960,15 @@ def _reads_as_noun(tokens: list[str], index: int) -> bool:
         return True  # "Support now 24/5": a subject, then an adverb
     if index == 0 and any(t in _AUXILIARIES for t in following[:3]):
         return True  # "Support hours are …", "Deploy windows are …": a compound noun, not an order
+    if (
+        index == 0
+        and len(following) > 1
+        and following[0] not in _DETERMINER_LIKE
+        and lexicon().get(following[0], "NN").startswith("NN")
+        and _lexicon_verb(following[1], following[0])
+        and tokens[0].lower() not in _DECISION_VERBS
+    ):
+        return True  # "Deploy notifications moved …", "Smoke alarms replaced …": a compound noun, then its verb
     if following[0] in _AUXILIARIES or (following[0] in _VERBS and following[0] not in ("to",)):
         return True
     return following[0] in _PREPOSITIONS and any(t in _AUXILIARIES for t in following[1:6])

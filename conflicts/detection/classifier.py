@@ -45,6 +45,7 @@ from memories.subjects import (
     relatives,
     singular,
     speakers_differ,
+    states_its_subject,
     subjects_agree,
     without_speaker,
 )
@@ -389,12 +390,42 @@ def _may_read_as_one(older: Memory, newer: Memory, prediction: Prediction) -> bo
     """
     signals = prediction.signals
     announced = bool(signals.change_markers_b or signals.past_markers_a)
+    shared = shared_things(older.text, newer.text)
     return (
         (announced or _restated_by_its_source(older, newer, prediction))
-        and bool(shared_things(older.text, newer.text))
+        and bool(shared)
+        and not _only_modifiers_shared(older, newer, shared)
         and not _properties_apart(older, newer)
         and not named_speakers_differ(older.text, newer.text)
     )
+
+
+# Below this cosine, two subject phrases that share only a qualifying word name two things.
+ONE_THING_PHRASE_COSINE = 0.65
+
+
+def _only_modifiers_shared(older: Memory, newer: Memory, shared: set[str]) -> bool:
+    """All the two facts share is a word that qualifies two different things: "The deploy window …" /
+    "Deploy notifications moved …" share "deploy", and a window is no notification. Both must state their
+    subjects, as phrases whose last words (their heads) differ and are not shared, and the two phrases
+    must be apart in meaning (``ONE_THING_PHRASE_COSINE``)."""
+    if not (states_its_subject(older.text) and states_its_subject(newer.text)):
+        return False
+    older_words, newer_words = older.subject_entity.split(), newer.subject_entity.split()
+    if len(older_words) < 2 or len(newer_words) < 2:
+        return False
+    heads = {_stem_of(older_words[-1]), _stem_of(newer_words[-1])}
+    modifiers = {_stem_of(w) for w in older_words[:-1]} & {_stem_of(w) for w in newer_words[:-1]}
+    if len(heads) < 2 or shared & heads or not shared <= modifiers:
+        return False
+    # "Strength training" and "strength sessions" are one thing named two ways (0.78); a deploy window and
+    # deploy notifications are two (0.45).
+    older_vector, newer_vector = embeddings.embed_texts([older.subject_entity, newer.subject_entity])
+    return float(np.dot(older_vector, newer_vector)) < ONE_THING_PHRASE_COSINE
+
+
+def _stem_of(word: str) -> str:
+    return next(iter(rules.content_stems([word.lower()])), word.lower())
 
 
 def _restated_by_its_source(older: Memory, newer: Memory, prediction: Prediction) -> bool:

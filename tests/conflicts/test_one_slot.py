@@ -328,3 +328,25 @@ def test_a_change_to_another_belonging_never_retires_a_known_property(workspace:
 
     region.refresh_from_db()
     assert region.superseded_by_id is None
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("older", "newer", "retired"),
+    [
+        # "deploy" qualifies two things: a window is no notification.
+        ("The deploy window is Tuesday to Thursday.", "Deploy notifications moved to the #releases channel.", False),
+        # One thing named two ways: classes and sessions of yoga.
+        ("Yoga classes are on Monday evenings.", "Yoga sessions moved to Wednesday evenings.", True),
+    ],
+)
+def test_a_shared_qualifier_alone_makes_no_one_thing(
+    workspace: Workspace, older: str, newer: str, retired: bool
+) -> None:
+    old = remember(workspace, older, valid_from=day(1))
+    new = remember(workspace, newer, valid_from=day(4))
+
+    detect_and_resolve(new)
+
+    old.refresh_from_db()
+    assert (old.superseded_by_id == new.pk) is retired

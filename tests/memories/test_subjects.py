@@ -17,6 +17,8 @@ FACTS = [
     ("Priya joined a startup in Berlin.", "", "priya", "employer"),
     ("Leopold joined the choir.", "", "leopold", ""),
     ("User works from home twice a week.", "", "user", "work location"),
+    ("Deploy notifications moved to the #releases channel.", "", "deploy notifications", ""),
+    ("Deploy windows close at 16:00.", "", "deploy windows", ""),
     ("User's home town is Braga.", "", "user", "home city"),
     ("User cancelled PureGym and joined the climbing wall instead.", "", "user", ""),
     ("The staging cluster runs in eu-west-1.", "", "staging cluster", "region"),
