@@ -1079,9 +1079,30 @@ def attributes_agree(a: str, b: str) -> bool | None:
     return canon_a == canon_b
 
 
+# Last words that name a property of what comes before them ("postgres version", "seat count").
+_PROPERTY_HEAD_WORDS = (
+    "version versions count number size level value amount total limit rate price cost name type status date "
+    "time id address city town details hours schedule"
+)
+_PROPERTY_HEADS = frozenset(_PROPERTY_HEAD_WORDS.split())
+
+
+def _qualifier_phrase(words: str) -> bool:
+    """A phrase of two or more words whose property words all come before a last noun that is no property:
+    "seat request form", "phone plan" — the property word qualifies that noun."""
+    tokens = words.split()
+    if len(tokens) < 2 or tokens[-1] in _PROPERTY_HEADS or lexicon().get(tokens[-1], "") not in ("NN", "NNS"):
+        return False
+    last_start = len(words) - len(tokens[-1])
+    matches = [match for pattern, _ in _ATTRIBUTE_RES for match in pattern.finditer(words)]
+    return bool(matches) and all(match.end() <= last_start - 1 for match in matches)
+
+
 def canonical_attribute(attribute: str) -> str:
     """A key such as ``home_city``/``pro_price``/``postgres_version`` and the lexicon's names meet here."""
     words = attribute.lower().replace("_", " ")
+    if _qualifier_phrase(words):
+        return words  # "seat request form", "phone plan": the form and the plan, not seats or a phone
     for pattern, name in _ATTRIBUTE_RES:
         if pattern.search(words):
             return name

@@ -350,3 +350,21 @@ def test_a_shared_qualifier_alone_makes_no_one_thing(
 
     old.refresh_from_db()
     assert (old.superseded_by_id == new.pk) is retired
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("Acme Corp has 200 seats on Pro.", "Acme Corp's seat request form moved to the portal."),
+        ("The user's phone is an iPhone 13.", "The user's phone plan switched to Vodafone."),
+    ],
+)
+def test_a_thing_named_after_a_property_never_retires_it(workspace: Workspace, older: str, newer: str) -> None:
+    old = remember(workspace, older, valid_from=day(1))
+    new = remember(workspace, newer, valid_from=day(4))
+
+    detect_and_resolve(new)
+
+    old.refresh_from_db()
+    assert old.superseded_by_id is None

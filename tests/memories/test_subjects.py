@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from memories.subjects import Subject, about_the_speaker, speaker_of, speakers_differ, subject_of, subjects_agree
+from memories.subjects import (
+    Subject,
+    about_the_speaker,
+    canonical_attribute,
+    speaker_of,
+    speakers_differ,
+    subject_of,
+    subjects_agree,
+)
 
 # Hand-written facts: (text, key, entity, attribute).
 FACTS = [
@@ -197,3 +205,18 @@ def test_one_day_is_an_event_not_a_schedule() -> None:
 def test_a_record_called_a_single_is_no_relationship_status() -> None:
     assert subject_of("Ana keeps playing the band's new single on repeat.").attribute != "relationship"
     assert subject_of("Maya is single.").attribute == "relationship"
+
+
+@pytest.mark.parametrize(
+    ("attribute", "canonical"),
+    [
+        ("postgres_version", "database"),  # a key: the last word is itself a property
+        ("seat_count", "seat count"),
+        ("home city", "home city"),
+        ("pro_price", "price"),
+        ("seat request form", "seat request form"),  # a property word that qualifies a noun names no property
+        ("phone plan", "phone plan"),
+    ],
+)
+def test_a_property_word_that_qualifies_another_noun_is_not_the_property(attribute: str, canonical: str) -> None:
+    assert canonical_attribute(attribute) == canonical
