@@ -284,6 +284,15 @@ def test_a_newer_fact_changes_one_slot_the_older_fact_nearest_in_meaning() -> No
     assert kept[0] == predictions[0].verdict()
 
 
+def after_ingesting(workspace: Workspace, older: str, newer: str) -> tuple[Memory, Memory]:
+    """``older`` (day 1), then ``newer`` (three months on) checked as at ingestion; both as they end."""
+    old = remember(workspace, older, valid_from=day(1))
+    new = remember(workspace, newer, valid_from=day(4))
+    detect_and_resolve(new)
+    old.refresh_from_db()
+    return old, new
+
+
 @pytest.mark.django_db
 @pytest.mark.parametrize(
     ("job", "later", "retired"),
@@ -294,12 +303,8 @@ def test_a_newer_fact_changes_one_slot_the_older_fact_nearest_in_meaning() -> No
     ],
 )
 def test_joining_a_club_never_retires_a_job(workspace: Workspace, job: str, later: str, retired: bool) -> None:
-    old = remember(workspace, job, valid_from=day(1))
-    new = remember(workspace, later, valid_from=day(4))
+    old, new = after_ingesting(workspace, job, later)
 
-    detect_and_resolve(new)
-
-    old.refresh_from_db()
     assert (old.superseded_by_id == new.pk) is retired
 
 
@@ -308,12 +313,8 @@ def test_joining_a_club_never_retires_a_job(workspace: Workspace, job: str, late
     "later", ["The user switched to working from home on Fridays.", "User works from home twice a week now."]
 )
 def test_working_from_home_never_retires_where_someone_lives(workspace: Workspace, later: str) -> None:
-    home = remember(workspace, "The user lives in Lisbon.", valid_from=day(1))
-    new = remember(workspace, later, valid_from=day(4))
+    home, _ = after_ingesting(workspace, "The user lives in Lisbon.", later)
 
-    detect_and_resolve(new)
-
-    home.refresh_from_db()
     assert home.superseded_by_id is None
     assert home.reliability == "reliable"
 
@@ -321,12 +322,10 @@ def test_working_from_home_never_retires_where_someone_lives(workspace: Workspac
 @pytest.mark.django_db
 def test_a_change_to_another_belonging_never_retires_a_known_property(workspace: Workspace) -> None:
     """ "… moved its logs to Loki" is about the logs, not the region the older fact gives."""
-    region = remember(workspace, "The staging cluster runs in eu-west-1.", valid_from=day(1))
-    new = remember(workspace, "The staging cluster moved its logs to Loki.", valid_from=day(4))
+    region, _ = after_ingesting(
+        workspace, "The staging cluster runs in eu-west-1.", "The staging cluster moved its logs to Loki."
+    )
 
-    detect_and_resolve(new)
-
-    region.refresh_from_db()
     assert region.superseded_by_id is None
 
 
@@ -343,12 +342,8 @@ def test_a_change_to_another_belonging_never_retires_a_known_property(workspace:
 def test_a_shared_qualifier_alone_makes_no_one_thing(
     workspace: Workspace, older: str, newer: str, retired: bool
 ) -> None:
-    old = remember(workspace, older, valid_from=day(1))
-    new = remember(workspace, newer, valid_from=day(4))
+    old, new = after_ingesting(workspace, older, newer)
 
-    detect_and_resolve(new)
-
-    old.refresh_from_db()
     assert (old.superseded_by_id == new.pk) is retired
 
 
@@ -361,10 +356,6 @@ def test_a_shared_qualifier_alone_makes_no_one_thing(
     ],
 )
 def test_a_thing_named_after_a_property_never_retires_it(workspace: Workspace, older: str, newer: str) -> None:
-    old = remember(workspace, older, valid_from=day(1))
-    new = remember(workspace, newer, valid_from=day(4))
+    old, _ = after_ingesting(workspace, older, newer)
 
-    detect_and_resolve(new)
-
-    old.refresh_from_db()
     assert old.superseded_by_id is None
