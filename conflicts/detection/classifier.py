@@ -360,6 +360,10 @@ def subjects_apart(older: Memory, newer: Memory) -> bool:
     )
 
 
+# "its logs", "their billing contact": a belonging the fact names.
+_BELONGING = re.compile(r"\b(?:its|their|his|her)\s+(?:\w+\s+)?(\w+)", re.IGNORECASE)
+
+
 def _properties_apart(older: Memory, newer: Memory) -> bool:
     """The newer fact names a property the subject reader knows, and the older one is not shown to have it.
 
@@ -373,10 +377,6 @@ def _properties_apart(older: Memory, newer: Memory) -> bool:
         owned = {singular(w.lower()) for w in _BELONGING.findall(newer.text)}
         return bool(older.subject_attribute and owned) and not owned & set(older.subject_attribute.split())
     return subjects_agree(older.subject, newer.subject).attribute is not True
-
-
-# "its logs", "their billing contact": a belonging the fact names.
-_BELONGING = re.compile(r"\b(?:its|their|his|her)\s+(?:\w+\s+)?(\w+)", re.IGNORECASE)
 
 
 def _may_read_as_one(older: Memory, newer: Memory, prediction: Prediction) -> bool:
@@ -414,18 +414,14 @@ def _only_modifiers_shared(older: Memory, newer: Memory, shared: set[str]) -> bo
     older_words, newer_words = older.subject_entity.split(), newer.subject_entity.split()
     if len(older_words) < 2 or len(newer_words) < 2:
         return False
-    heads = {_stem_of(older_words[-1]), _stem_of(newer_words[-1])}
-    modifiers = {_stem_of(w) for w in older_words[:-1]} & {_stem_of(w) for w in newer_words[:-1]}
+    heads = {rules.stem(older_words[-1]), rules.stem(newer_words[-1])}
+    modifiers = {rules.stem(w) for w in older_words[:-1]} & {rules.stem(w) for w in newer_words[:-1]}
     if len(heads) < 2 or shared & heads or not shared <= modifiers:
         return False
     # "Strength training" and "strength sessions" are one thing named two ways (0.78); a deploy window and
     # deploy notifications are two (0.45).
     older_vector, newer_vector = embeddings.embed_texts([older.subject_entity, newer.subject_entity])
     return float(np.dot(older_vector, newer_vector)) < ONE_THING_PHRASE_COSINE
-
-
-def _stem_of(word: str) -> str:
-    return next(iter(rules.content_stems([word.lower()])), word.lower())
 
 
 def _restated_by_its_source(older: Memory, newer: Memory, prediction: Prediction) -> bool:

@@ -505,10 +505,11 @@ def content_words_in_order(words: list[str]) -> list[str]:
 
 def content_stems(words: list[str]) -> set[str]:
     """The content words, crudely stemmed: what two statements are compared on."""
-    return {_stem(w) for w in content_words(words)}
+    return {stem(w) for w in content_words(words)}
 
 
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
+    """A crude stem: "meetings" → "meeting", "switched" → "switch" (what statements are compared on)."""
     for suffix in ("ing", "ed", "es", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)]
@@ -700,7 +701,7 @@ def _subject_head(words: list[str]) -> str | None:
     """The first content word: in short factual statements, the grammatical subject ("Maria", "billing")."""
     for w in words[:4]:
         if w not in STOPWORDS and w not in NEGATORS and not w.isdigit() and len(w) > 2:
-            return _stem(w)
+            return stem(w)
     return None
 
 
@@ -747,7 +748,7 @@ def analyse(
 ) -> RuleSignals:
     """Run every rule on one pair. ``a_time``/``b_time``: when each statement became true, if known."""
     wa, wb = tokens(a_text), tokens(b_text)
-    surface = {_stem(w): w for w in (*reversed(wb), *reversed(wa))}  # a stem's first spelling, for reasons
+    surface = {stem(w): w for w in (*reversed(wb), *reversed(wa))}  # a stem's first spelling, for reasons
     ca, cb = content_stems(wa), content_stems(wb)
     shared = ca & cb
     head_a, head_b = _subject_head(wa), _subject_head(wb)
@@ -790,8 +791,8 @@ def analyse(
     date_mismatch = same_subject and _differ(dates_a, dates_b)
 
     low_a, low_b = a_text.lower(), b_text.lower()
-    change_a = tuple(sorted(set(_CHANGE_RE.findall(low_a))))
-    change_b = tuple(sorted(set(_CHANGE_RE.findall(low_b))))
+    change_a = tuple(sorted(change_markers(a_text)))
+    change_b = tuple(sorted(change_markers(b_text)))
     past_a = tuple(sorted(set(_PAST_RE.findall(low_a))))
     past_b = tuple(sorted(set(_PAST_RE.findall(low_b))))
 
