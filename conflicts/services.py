@@ -146,7 +146,7 @@ def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuar
     other_speakers = speakers_differ(
         older.text, older.agent, older.subject_entity, newer.text, newer.agent, newer.subject_entity
     )
-    if other_speakers:
+    if other_speakers or subjects_apart(older, newer):
         agreement = Agreement(False, agreement.attribute)
     # The newer fact names the very value it leaves or corrects ("moved the broker off RabbitMQ"):
     # that is itself evidence of one subject, stronger than an entity guessed from a note that

@@ -357,7 +357,26 @@ def subjects_apart(older: Memory, newer: Memory) -> bool:
         or relatives(older.subject_entity, newer.subject_entity)
         or names_apart(older.text, older.subject_entity, newer.text, newer.subject_entity)
         or speakers_differ(older.text, older.agent, older.subject_entity, newer.text, newer.agent, newer.subject_entity)
+        or named_after_it(older, newer)
     )
+
+
+def named_after_it(older: Memory, newer: Memory) -> bool:
+    """One fact's subject is a plural noun, the other's turns it into the qualifier of a new noun: "Backups
+    are kept for 30 days." / "Backup alerts moved to PagerDuty." — alerts about backups are no backups, nor
+    are "nightly build logs" the "nightly builds". Unless the new noun names what the first fact does to the
+    thing: "Logs are shipped to Splunk." / "Log shipping moved to Datadog." is one subject named two ways.
+    """
+    for short_fact, long_fact in ((older, newer), (newer, older)):
+        short, long = short_fact.subject_entity.split(), long_fact.subject_entity.split()
+        if not short or len(long) <= len(short) or singular(short[-1]) == short[-1]:
+            continue  # no plural noun to qualify another
+        if long[: len(short) - 1] != short[:-1] or long[len(short) - 1] != singular(short[-1]):
+            continue
+        done_to_it = {rules.stem(w) for w in rules.tokens(short_fact.text)}
+        if rules.stem(long[-1]) not in done_to_it:
+            return True
+    return False
 
 
 # "its logs", "their billing contact": a belonging the fact names.

@@ -359,3 +359,21 @@ def test_a_thing_named_after_a_property_never_retires_it(workspace: Workspace, o
     old, _ = after_ingesting(workspace, older, newer)
 
     assert old.superseded_by_id is None
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("older", "newer", "retired"),
+    [
+        ("Backups are kept for 30 days.", "Backup alerts moved to PagerDuty.", False),
+        ("Nightly builds run at 02:00 UTC.", "Nightly build logs moved to S3.", False),
+        # The new noun names what the older fact does to the thing: one subject named two ways.
+        ("Logs are shipped to Splunk.", "Log shipping moved to Datadog; Splunk contract ended.", True),
+    ],
+)
+def test_a_thing_named_after_another_never_retires_it(
+    workspace: Workspace, older: str, newer: str, retired: bool
+) -> None:
+    old, new = after_ingesting(workspace, older, newer)
+
+    assert (old.superseded_by_id == new.pk) is retired
