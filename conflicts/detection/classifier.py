@@ -408,7 +408,7 @@ def _may_read_as_one(older: Memory, newer: Memory, prediction: Prediction) -> bo
     property the newer fact names is the older one's too; and two chat lines are not two named speakers'.
     """
     signals = prediction.signals
-    announced = bool(signals.change_markers_b or signals.past_markers_a)
+    announced = bool(signals.change_markers_b or signals.past_markers_a) and not rules.adds_without_moving(newer.text)
     shared = shared_things(older.text, newer.text)
     return (
         (announced or _restated_by_its_source(older, newer, prediction))
@@ -515,7 +515,7 @@ def _announced_within_subject(older: Memory, newer: Memory, prediction: Predicti
     """
     agreement = subjects_agree(older.subject, newer.subject)
     signals = prediction.signals
-    announced = signals.change_markers_b or signals.past_markers_a
+    announced = (signals.change_markers_b or signals.past_markers_a) and not rules.adds_without_moving(newer.text)
     later = (newer.valid_from - older.valid_from).days >= 1
     if not (agreement.same and announced and later):
         return None

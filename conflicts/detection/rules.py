@@ -464,6 +464,19 @@ def change_markers(text: str) -> set[str]:
     return set(_CHANGE_RE.findall(text.lower()))
 
 
+# "also", "as well", "in addition", a clause-final "too": a statement that adds to what holds.
+_ADDS = re.compile(r"\b(?:also|as well|in addition|additionally)\b|\btoo\b\s*(?:[.;,!]|$)", re.IGNORECASE)
+# Verbs by which a statement moves or swaps a thing: with them, "too" compares, it does not add.
+_MOVES = re.compile(r"\b(?:mov|switch|migrat|replac|chang|relocat|transferr|upgrad|downgrad)\w*", re.IGNORECASE)
+
+
+def adds_without_moving(text: str) -> bool:
+    """The statement adds to what holds and moves nothing: "The user now also avoids dairy." leaves
+    "The user is vegetarian." standing; "SMS moved to a Sidekiq job too." is a move like the one it
+    compares with."""
+    return bool(_ADDS.search(text)) and not _MOVES.search(text)
+
+
 def left_values(text: str) -> set[str]:
     """What a statement announces leaving: "off RabbitMQ", "from Jest to Vitest" → {"rabbitmq", "jest"}."""
     return _values(match for pattern in _LEFT_RES for match in pattern.finditer(text))

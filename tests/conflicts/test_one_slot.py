@@ -377,3 +377,17 @@ def test_a_thing_named_after_another_never_retires_it(
     old, new = after_ingesting(workspace, older, newer)
 
     assert (old.superseded_by_id == new.pk) is retired
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("older", "newer", "retired"),
+    [
+        ("The user is vegetarian.", "The user now also avoids dairy.", False),
+        ("The user is vegetarian.", "The user now eats meat again.", True),
+    ],
+)
+def test_an_addition_never_retires_what_it_adds_to(workspace: Workspace, older: str, newer: str, retired: bool) -> None:
+    old, new = after_ingesting(workspace, older, newer)
+
+    assert (old.superseded_by_id == new.pk) is retired

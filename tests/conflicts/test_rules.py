@@ -4,6 +4,7 @@ from datetime import date
 
 import pytest
 
+from conflicts.detection import rules
 from conflicts.detection.rules import FEATURE_NAMES, analyse
 
 
@@ -267,3 +268,19 @@ def test_a_broken_habit_is_named_among_the_reasons() -> None:
 )
 def test_stated_values_differ_by_value_and_by_units_both_sides_give(a: str, b: str, differ: bool) -> None:
     assert analyse(a, b).stated_values_differ is differ
+
+
+@pytest.mark.parametrize(
+    ("text", "adds"),
+    [
+        ("The user now also avoids dairy.", True),
+        ("Payments are handled in EUR as well.", True),
+        ("We ship to Norway too.", True),
+        ("SMS moved to a Sidekiq job too, 5 retries.", False),  # a move, compared with another
+        ("The user switched to oat milk as well.", False),
+        ("Too many retries trip the breaker.", False),  # not a clause-final "too"
+        ("The user now avoids dairy.", False),
+    ],
+)
+def test_a_statement_that_adds_without_moving_anything(text: str, adds: bool) -> None:
+    assert rules.adds_without_moving(text) is adds
