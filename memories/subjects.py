@@ -735,14 +735,19 @@ def _read(text: str) -> tuple[str, str]:
         role = _AS_ROLE.search(predicate)
         if role:
             attribute = canonical_attribute(role.group("role"))  # "chose Dr. Moreau as their physiotherapist"
-    if not attribute and not owned and _known_attribute(entity):
-        # "Standups are at 9:00", "The rate limit is 500 req/s": the subject names the property.
+    if not attribute and not owned and _known_attribute(entity) and not _POSSESSION.match(predicate):
+        # "Standups are at 9:00", "The rate limit is 500 req/s": the subject names the property —
+        # not where the predicate gives it something ("Standup now has a rotating facilitator").
         attribute = _attribute_from(entity, "")
     if not attribute and predicate_words and (predicate_words[0][0].isdigit() or predicate_words[0] in "€$£"):
         attribute = "value"  # "Node 22 now", "Weekly active teams 4,480": the subject's figure
     return entity, attribute
 
 
+# "has a rotating facilitator", "now gets its own channel": the predicate gives the subject a thing.
+_POSSESSION = re.compile(
+    r"^(?:now\s+|also\s+|still\s+)*(?:has|have|had|gets?|got)\s+(?:a|an|its|their|new|own)\b", re.IGNORECASE
+)
 # "… as their physiotherapist", "… as the team's lead": the role a named value fills.
 _AS_ROLE = re.compile(
     r"\bas\s+(?:their|his|her|its|our|my|the\s+\w+'s|the)\s+(?P<role>[a-z][\w-]*(?:\s+[a-z][\w-]*)?)\s*$",

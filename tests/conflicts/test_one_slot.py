@@ -391,3 +391,10 @@ def test_an_addition_never_retires_what_it_adds_to(workspace: Workspace, older: 
     old, new = after_ingesting(workspace, older, newer)
 
     assert (old.superseded_by_id == new.pk) is retired
+
+
+@pytest.mark.django_db
+def test_something_a_subject_now_has_never_retires_the_property_its_name_gives(workspace: Workspace) -> None:
+    old, _ = after_ingesting(workspace, "Standups are at 9:30 on weekdays.", "Standup now has a rotating facilitator.")
+
+    assert old.superseded_by_id is None

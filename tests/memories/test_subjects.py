@@ -57,6 +57,9 @@ FACTS = [
     ("The release notes mention the fix.", "", "release notes", ""),
     # "alerts" is a verb form in the lexicon too, but a verb follows it: here it is the subject's noun.
     ("Pager alerts go to the ops channel.", "", "pager alerts", "on-call"),
+    # A subject's name gives the property, unless the predicate gives the subject a thing.
+    ("Standups are at 9:30 on weekdays.", "", "standups", "meeting schedule"),
+    ("Standup now has a rotating facilitator.", "", "standup", ""),
 ]
 
 
