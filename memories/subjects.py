@@ -976,6 +976,9 @@ def _reads_as_noun(tokens: list[str], index: int) -> bool:
         return True  # "Deploy notifications moved …", "Smoke alarms replaced …": a compound noun, then its verb
     if following[0] in _AUXILIARIES or (following[0] in _VERBS and following[0] not in ("to",)):
         return True
+    if following[0] in ("now", "still", "also", "currently", "just") and len(following) > 1:
+        # "API gateway logs now go to Loki": a noun, an adverb, then its verb.
+        return following[1] in _VERBS or _lexicon_verb(following[1], tokens[index])
     return following[0] in _PREPOSITIONS and any(t in _AUXILIARIES for t in following[1:6])
 
 

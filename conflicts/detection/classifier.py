@@ -415,8 +415,23 @@ def _may_read_as_one(older: Memory, newer: Memory, prediction: Prediction) -> bo
         and bool(shared)
         and not _only_modifiers_shared(older, newer, shared)
         and not _properties_apart(older, newer)
+        and not _of_the_older_value(older, newer)
         and not named_speakers_differ(older.text, newer.text)
     )
+
+
+_POSSESSOR = re.compile(r"\b([\w-]+)['’]s\b")
+
+
+def _of_the_older_value(older: Memory, newer: Memory) -> bool:
+    """The newer fact's thing belongs to what the older fact gives as its value: "The user's son goes to St.
+    Mary's school." / "The user's son switched to the school's football club." — the club is the school's,
+    and the school stays. A possessor that is the older fact's subject ("Acme's billing contact …" after
+    "… our contact at Acme Corp") is no value of it."""
+    older_words = {singular(w) for w in rules.tokens(without_speaker(older.text))}
+    subject_words = {singular(w.removesuffix("'s")) for w in older.subject_entity.split()}
+    possessors = {singular(w.lower()) for w in _POSSESSOR.findall(newer.text)}
+    return bool((possessors & older_words) - subject_words - {"user"})
 
 
 # Below this cosine, two subject phrases that share only a qualifying word name two things.

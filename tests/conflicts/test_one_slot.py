@@ -398,3 +398,19 @@ def test_something_a_subject_now_has_never_retires_the_property_its_name_gives(w
     old, _ = after_ingesting(workspace, "Standups are at 9:30 on weekdays.", "Standup now has a rotating facilitator.")
 
     assert old.superseded_by_id is None
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("older", "newer", "retired"),
+    [
+        ("The user's son goes to St. Mary's school.", "The user's son switched to the school's football club.", False),
+        ("The user's son goes to St. Mary's school.", "The user's son switched to Hillside Academy.", True),
+    ],
+)
+def test_a_belonging_of_the_older_value_never_retires_it(
+    workspace: Workspace, older: str, newer: str, retired: bool
+) -> None:
+    old, new = after_ingesting(workspace, older, newer)
+
+    assert (old.superseded_by_id == new.pk) is retired

@@ -60,6 +60,9 @@ FACTS = [
     # A subject's name gives the property, unless the predicate gives the subject a thing.
     ("Standups are at 9:30 on weekdays.", "", "standups", "meeting schedule"),
     ("Standup now has a rotating facilitator.", "", "standup", ""),
+    # A noun the lexicon also knows as a verb, then an adverb and the verb: the noun is the subject's.
+    ("API gateway logs now go to Loki.", "", "api gateway logs", ""),
+    ("The user now lives in Berlin.", "", "user", "home city"),
 ]
 
 
