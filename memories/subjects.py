@@ -1126,6 +1126,38 @@ def relatives(a: str, b: str) -> bool:
     return bool(a and b) and (a.startswith(b + "'s ") or b.startswith(a + "'s "))
 
 
+# Qualifiers that tell one thing's states apart, not two things: "the old car" / "the new car".
+_STATE_QUALIFIERS = frozenset(
+    [
+        "old",
+        "new",
+        "current",
+        "previous",
+        "former",
+        "existing",
+        "latest",
+        "next",
+        "last",
+        "first",
+        "second",
+        "main",
+        "usual",
+        "temporary",
+    ]
+)
+
+
+def siblings(a: str, b: str) -> bool:
+    """Two things of one kind told apart by their qualifiers: "free plan" / "team plan", "prod-eu cluster" /
+    "prod-us clusters" — the same head noun, a qualifier on each side, none shared, none a mere state of a
+    thing ("the old car" / "the new car" may be one slot)."""
+    wa, wb = [singular(w) for w in a.split()], [singular(w) for w in b.split()]
+    if len(wa) < 2 or len(wb) < 2 or wa[-1] != wb[-1] or "'s" in a + b:
+        return False
+    qualifiers_a, qualifiers_b = set(wa[:-1]), set(wb[:-1])
+    return not (qualifiers_a & qualifiers_b) and not ((qualifiers_a | qualifiers_b) & _STATE_QUALIFIERS)
+
+
 def subjects_agree(a: Subject, b: Subject) -> Agreement:
     return Agreement(entities_agree(a.entity, b.entity), attributes_agree(a.attribute, b.attribute))
 

@@ -43,6 +43,7 @@ from memories.subjects import (
     named_speakers_differ,
     names_apart,
     relatives,
+    siblings,
     singular,
     speakers_differ,
     states_its_subject,
@@ -358,6 +359,11 @@ def subjects_apart(older: Memory, newer: Memory) -> bool:
         or names_apart(older.text, older.subject_entity, newer.text, newer.subject_entity)
         or speakers_differ(older.text, older.agent, older.subject_entity, newer.text, newer.agent, newer.subject_entity)
         or named_after_it(older, newer)
+        or (
+            siblings(older.subject_entity, newer.subject_entity)
+            and states_its_subject(older.text)
+            and states_its_subject(newer.text)
+        )
     )
 
 

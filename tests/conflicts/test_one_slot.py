@@ -414,3 +414,17 @@ def test_a_belonging_of_the_older_value_never_retires_it(
     old, new = after_ingesting(workspace, older, newer)
 
     assert (old.superseded_by_id == new.pk) is retired
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("older", "newer", "retired"),
+    [
+        ("The free plan allows 3 projects.", "The team plan now allows 20 projects.", False),
+        ("The free plan allows 3 projects.", "The free plan now allows 5 projects.", True),
+    ],
+)
+def test_a_sibling_never_retires_its_sibling(workspace: Workspace, older: str, newer: str, retired: bool) -> None:
+    old, new = after_ingesting(workspace, older, newer)
+
+    assert (old.superseded_by_id == new.pk) is retired

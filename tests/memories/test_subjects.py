@@ -8,6 +8,7 @@ from memories.subjects import (
     Subject,
     about_the_speaker,
     canonical_attribute,
+    siblings,
     speaker_of,
     speakers_differ,
     subject_of,
@@ -226,3 +227,19 @@ def test_a_record_called_a_single_is_no_relationship_status() -> None:
 )
 def test_a_property_word_that_qualifies_another_noun_is_not_the_property(attribute: str, canonical: str) -> None:
     assert canonical_attribute(attribute) == canonical
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "apart"),
+    [
+        ("free plan", "team plan", True),
+        ("prod-eu cluster", "prod-us clusters", True),
+        ("staging database", "test database", True),
+        ("old car", "new car", False),  # one slot's states, not two things
+        ("staging database", "staging db", False),  # one thing named two ways
+        ("pro plan", "pro plan", False),
+        ("user's car", "user's bike", False),  # someone's belongings are the owner's matter
+    ],
+)
+def test_two_things_of_one_kind_told_apart_by_their_qualifiers(a: str, b: str, apart: bool) -> None:
+    assert siblings(a, b) is apart
