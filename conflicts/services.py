@@ -136,6 +136,7 @@ class SubjectGuard:
     different: bool
     label: str
     other_speakers: bool = False
+    read_apart: bool = False
 
 
 def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuard:
@@ -146,7 +147,10 @@ def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuar
     other_speakers = speakers_differ(
         older.text, older.agent, older.subject_entity, newer.text, newer.agent, newer.subject_entity
     )
-    if other_speakers or subjects_apart(older, newer):
+    # Two things the texts themselves tell apart (a relative, two names, siblings, a thing named after another):
+    # not one subject whatever a reader says. Two keys are an agent's naming, which may differ for one thing.
+    read_apart = subjects_apart(older, newer) and not keys_differ
+    if other_speakers or read_apart:
         agreement = Agreement(False, agreement.attribute)
     # The newer fact names the very value it leaves or corrects ("moved the broker off RabbitMQ"):
     # that is itself evidence of one subject, stronger than an entity guessed from a note that
@@ -171,6 +175,7 @@ def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuar
         different=agreement.different and not read_as_one,
         label=label,
         other_speakers=other_speakers,
+        read_apart=read_apart,
     )
 
 
@@ -187,8 +192,8 @@ def conflict_resolve(
     if not (is_claim(older.speech_act) and is_claim(newer.speech_act)):
         return Resolution("none")
     guard = subject_guard(older, newer, verdict)
-    if guard.other_speakers:
-        return Resolution("none")  # two people's self-descriptions: nothing to ask
+    if guard.other_speakers or guard.read_apart:
+        return Resolution("none")  # two people's self-descriptions, or two things: nothing to ask
     across = guard.different and not guard.automatic
     # Across subjects only a sure model may ask (a card at most); a tier-0 rule read words, not subjects.
     unsure = verdict.probability < SURE_ACROSS_SUBJECTS or verdict.tier == "rules"

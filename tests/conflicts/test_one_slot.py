@@ -21,7 +21,7 @@ from conflicts.detection.classifier import (
 from conflicts.detection.pipeline import detect_and_resolve
 from conflicts.detection.rules import analyse
 from conflicts.detection.verdict import Relation
-from conflicts.models import ConflictCard
+from conflicts.models import ConflictCard, Uncertainty
 from conflicts.services import subject_guard
 from memories.audit import Actor
 from memories.embeddings import embed_text
@@ -428,3 +428,19 @@ def test_a_sibling_never_retires_its_sibling(workspace: Workspace, older: str, n
     old, new = after_ingesting(workspace, older, newer)
 
     assert (old.superseded_by_id == new.pk) is retired
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("The free plan allows 3 projects.", "The team plan now allows 20 projects."),
+        ("The user lives in Porto.", "The user's brother moved to Braga."),
+    ],
+)
+def test_two_things_the_texts_tell_apart_leave_nothing_open(workspace: Workspace, older: str, newer: str) -> None:
+    old, new = after_ingesting(workspace, older, newer)
+
+    assert old.superseded_by_id is None
+    assert not Uncertainty.objects.filter(memory_a__in=[old, new]).exists()
+    assert not Uncertainty.objects.filter(memory_b__in=[old, new]).exists()
