@@ -36,6 +36,7 @@ READ_AS_ONE_SUBJECT = {
     ("Prospect asked how long the trial is", "The help centre now says the trial lasts"),  # the trial's length
     ("Half the services deploy with GitHub", "All production deploys now run on GitHub"),  # the deploy system
     ("Half the services deploy with GitHub", "Migrated the monolith pipeline to GitHub"),  # the monolith's deploys
+    ("Deploys to production run on Jenkins", "All production deploys now run on GitHub"),  # the deploy system
     ("We are moving feature flags from LaunchDarkly", "Feature flags are now served by Unleash"),  # the flag service
     ("Maya's daughter Inês is seven and goes to Escola Azul", "Inês starts at her new Lisbon school"),  # her school
     ("Maya signed a lease for a flat in Lisbon", "Maya's new address is"),  # where Maya lives
