@@ -729,6 +729,9 @@ def _read(text: str) -> tuple[str, str]:
         owner, _, owned = entity.partition("'s ")
         return owner, _attribute_from("", owned)
     attribute = _attribute_from(predicate, owned)
+    if _PLACED.match(predicate):
+        # "The user's car was moved to the garage": where the car is, not which car it is.
+        attribute = canonical_attribute(f"{owned} location") if owned else "location"
     if attribute == "home city" and not _MOVE_IN_PLACE.search(predicate) and not _person_like(entity, subject_words):
         attribute = ""  # "The API moved to GraphQL": things move too, but have no home city
     if not attribute and not owned:
@@ -744,6 +747,13 @@ def _read(text: str) -> tuple[str, str]:
     return entity, attribute
 
 
+# "was moved to the garage", "is now kept in the shed": a thing put somewhere by someone.
+_PLACED = re.compile(
+    r"^(?:was|were|is|are|has been|have been|got)\s+(?:now\s+)?(?:moved|taken|parked|stored|kept|towed|brought)\s+"
+    r"(?:to|at|in|into|on)\s+(?!\d|(?:next|later|earlier|the\s+(?:morning|afternoon|evening|weekend))\b|"
+    r"(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)",
+    re.IGNORECASE,
+)
 # "has a rotating facilitator", "now gets its own channel": the predicate gives the subject a thing.
 _POSSESSION = re.compile(
     r"^(?:now\s+|also\s+|still\s+)*(?:has|have|had|gets?|got)\s+(?:a|an|its|their|new|own)\b", re.IGNORECASE

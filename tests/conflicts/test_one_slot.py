@@ -379,6 +379,19 @@ LATER_FACTS = [
         True,
         id="new school",
     ),
+    # Where a thing was put is not which thing it is.
+    pytest.param(
+        "The user's car is a blue Volvo XC40.",
+        "The user's car was moved to the underground garage.",
+        False,
+        id="where, not which",
+    ),
+    pytest.param(
+        "The user's car is parked in the street.",
+        "The user's car was moved to the underground garage.",
+        True,
+        id="where it is",
+    ),
     # Two things of one kind told apart by their qualifiers.
     pytest.param("The free plan allows 3 projects.", "The team plan now allows 20 projects.", False, id="siblings"),
     pytest.param("The free plan allows 3 projects.", "The free plan now allows 5 projects.", True, id="one plan"),

@@ -64,6 +64,10 @@ FACTS = [
     # A noun the lexicon also knows as a verb, then an adverb and the verb: the noun is the subject's.
     ("API gateway logs now go to Loki.", "", "api gateway logs", ""),
     ("The user now lives in Berlin.", "", "user", "home city"),
+    # Where a thing was put: its location, not the thing.
+    ("The user's car was moved to the underground garage.", "", "user", "car location"),
+    ("The bikes are kept in the shed.", "", "bikes", "location"),
+    ("The standup was moved to Thursday.", "", "standup", "meeting schedule"),  # a time is no place
 ]
 
 
