@@ -149,7 +149,8 @@ def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuar
     )
     # Two things the texts themselves tell apart (a relative, two names, siblings, a thing named after another):
     # not one subject whatever a reader says. Two keys are an agent's naming, which may differ for one thing.
-    read_apart = subjects_apart(older, newer) and not keys_differ
+    apart = subjects_apart(older, newer)
+    read_apart = apart and not keys_differ
     if other_speakers or read_apart:
         agreement = Agreement(False, agreement.attribute)
     # The newer fact names the very value it leaves or corrects ("moved the broker off RabbitMQ"):
@@ -164,7 +165,7 @@ def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuar
     # The slot reader read both facts as one subject given a new value: that outweighs the subject
     # reader's two readings of one thing ("the staging database" / "Staging DB"), never two keys,
     # two speakers or a relative ("the user" / "the user's sister").
-    read_as_one = verdict.one_slot and not subjects_apart(older, newer)
+    read_as_one = verdict.one_slot and not apart
     automatic = agreement.same or read_as_one or (names_the_value and agreement.attribute is not False and entity_ok)
     # One chat speaker's line never retires another's ("Ana: So there's a new member of the household: …" /
     # "Ben: So there's a new member …"): without an "I" nothing says whose household, so a person asks.

@@ -358,7 +358,7 @@ def subjects_apart(older: Memory, newer: Memory) -> bool:
         or relatives(older.subject_entity, newer.subject_entity)
         or names_apart(older.text, older.subject_entity, newer.text, newer.subject_entity)
         or speakers_differ(older.text, older.agent, older.subject_entity, newer.text, newer.agent, newer.subject_entity)
-        or named_after_it(older, newer)
+        or _named_after_it(older, newer)
         or (
             siblings(older.subject_entity, newer.subject_entity)
             and states_its_subject(older.text)
@@ -367,7 +367,7 @@ def subjects_apart(older: Memory, newer: Memory) -> bool:
     )
 
 
-def named_after_it(older: Memory, newer: Memory) -> bool:
+def _named_after_it(older: Memory, newer: Memory) -> bool:
     """One fact's subject is a plural noun, the other's turns it into the qualifier of a new noun: "Backups
     are kept for 30 days." / "Backup alerts moved to PagerDuty." — alerts about backups are no backups, nor
     are "nightly build logs" the "nightly builds". Unless the new noun names what the first fact does to the
