@@ -925,6 +925,38 @@ def names_apart(older_text: str, older_entity: str, newer_text: str, newer_entit
     return not (_says_a_word_of(newer_text, older_entity) or _says_a_word_of(older_text, newer_entity))
 
 
+# Things that come in numbered series: "Sprint 14", "Invoice 1042", "Release 4.3", "ticket #4411". The
+# number names which one — unlike "Node 20" or "Postgres 16", where it is the version of one thing.
+_NUMBERED_ITEM = re.compile(
+    r"^\s*(?:the\s+)?(?P<item>sprint|release|invoice|order|ticket|issue|incident|bug|pr|pull request|epic|"
+    r"episode|chapter|phase|milestone|build|flight|iteration|cohort|batch|case|season|round|wave|lesson|"
+    r"module)\s+(?:no\.?\s*|number\s+)?#?(?P<number>[a-z]?\d+(?:[.-]\w+)*)\b"
+    r"|^\s*(?P<prefix>[A-Z]{2,})-(?P<code>\d+)\b",
+    re.IGNORECASE,
+)
+
+
+def numbered_apart(older_text: str, newer_text: str) -> bool:
+    """Both facts open with one kind of numbered thing, each with its own number: two of them.
+
+    "Sprint 14 ends on Friday." / "Sprint 15 now starts on Tuesday.", "INC-1001 …" / "INC-1002 …": the
+    second sprint is no new value of the first. Only where the numbered thing is what the fact is about
+    (it opens the fact); "The current sprint is Sprint 15" gives the current sprint a value.
+    """
+    older = _NUMBERED_ITEM.match(_strip_preamble(_first_clause(older_text)))
+    newer = _NUMBERED_ITEM.match(_strip_preamble(_first_clause(newer_text)))
+    if older is None or newer is None:
+        return False
+    (kind_a, number_a), (kind_b, number_b) = _numbered(older), _numbered(newer)
+    return kind_a == kind_b and number_a != number_b
+
+
+def _numbered(match: re.Match[str]) -> tuple[str, str]:
+    if match.group("item"):
+        return singular(match.group("item").lower()), match.group("number").lower()
+    return match.group("prefix").upper(), match.group("code")
+
+
 def _says_a_word_of(text: str, entity: str) -> bool:
     said = {singular(w.lower()) for w in re.findall(r"[\w'’-]+", text.replace("'s", "").replace("’s", ""))}
     return any(singular(w) in said for w in entity.replace("'s", "").split())
@@ -943,6 +975,23 @@ def states_its_subject(text: str) -> bool:
         return True
     tokens = _TOKEN.findall(sentence)
     return bool(tokens) and _subject_end(tokens) > 0
+
+
+def main_statement(text: str) -> str:
+    """A fact's first statement, before any comma: "Repo uses ruff for lint and format" of "Repo uses ruff
+    for lint and format, line length 100." — what the fact says first, not the details it lists after."""
+    return re.split(r",\s", _strip_preamble(_first_clause(text)), maxsplit=1)[0]
+
+
+def stated_subject(text: str) -> list[str]:
+    """The words a fact names its subject with: before its verb ("The team's standup" of "The team's standup
+    is at 9:30."), or its label ("Deploy window for prod: …"); none for a note that leaves its subject out."""
+    sentence = _strip_preamble(_first_clause(text))
+    labelled = _LABELLED.match(sentence)
+    if labelled:
+        return _TOKEN.findall(labelled.group("label"))  # "Deploy window for prod: Tue–Thu"
+    tokens = _TOKEN.findall(sentence)
+    return tokens[: _subject_end(tokens)] if tokens else []
 
 
 # Verbs a decision or an instruction opens with; a note often leaves out its subject.
@@ -1103,6 +1152,15 @@ _PROPERTY_HEAD_WORDS = (
     "time id address city town details hours schedule"
 )
 _PROPERTY_HEADS = frozenset(_PROPERTY_HEAD_WORDS.split())
+
+
+# … and nouns that name when or how often something happens: "deploy days", "backup window".
+_WHEN_HEADS = frozenset(["day", "days", "window", "windows", "frequency", "cadence"])
+
+
+def names_a_property(word: str) -> bool:
+    """A last word that names a property of what comes before it ("version", "price", "days"), not a thing."""
+    return word.lower() in _PROPERTY_HEADS or word.lower() in _WHEN_HEADS or singular(word.lower()) in _PROPERTY_HEADS
 
 
 def _qualifier_phrase(words: str) -> bool:

@@ -40,12 +40,16 @@ from conflicts.detection.network import LABELS, RELATION_OF_LABEL, Model, apply_
 from conflicts.detection.verdict import Relation, Verdict
 from memories import embeddings
 from memories.subjects import (
+    main_statement,
     named_speakers_differ,
+    names_a_property,
     names_apart,
+    numbered_apart,
     relatives,
     siblings,
     singular,
     speakers_differ,
+    stated_subject,
     states_its_subject,
     subjects_agree,
     without_speaker,
@@ -359,6 +363,7 @@ def subjects_apart(older: Memory, newer: Memory) -> bool:
         or names_apart(older.text, older.subject_entity, newer.text, newer.subject_entity)
         or speakers_differ(older.text, older.agent, older.subject_entity, newer.text, newer.agent, newer.subject_entity)
         or _named_after_it(older, newer)
+        or numbered_apart(older.text, newer.text)
         or (
             siblings(older.subject_entity, newer.subject_entity)
             and states_its_subject(older.text)
@@ -371,7 +376,8 @@ def _named_after_it(older: Memory, newer: Memory) -> bool:
     """One fact's subject is a plural noun, the other's turns it into the qualifier of a new noun: "Backups
     are kept for 30 days." / "Backup alerts moved to PagerDuty." — alerts about backups are no backups, nor
     are "nightly build logs" the "nightly builds". Unless the new noun names what the first fact does to the
-    thing: "Logs are shipped to Splunk." / "Log shipping moved to Datadog." is one subject named two ways.
+    thing ("Logs are shipped to Splunk." / "Log shipping moved to Datadog." is one subject named two ways),
+    or a property of it ("deploy days", "backup window").
     """
     for short_fact, long_fact in ((older, newer), (newer, older)):
         short, long = short_fact.subject_entity.split(), long_fact.subject_entity.split()
@@ -379,6 +385,8 @@ def _named_after_it(older: Memory, newer: Memory) -> bool:
             continue  # no plural noun to qualify another
         if long[: len(short) - 1] != short[:-1] or long[len(short) - 1] != singular(short[-1]):
             continue
+        if names_a_property(long[-1]):
+            continue  # "Deploys go out on Tuesdays." / "Deploy days changed to Mondays.": when deploys go out
         done_to_it = {rules.stem(w) for w in rules.tokens(short_fact.text)}
         if rules.stem(long[-1]) not in done_to_it:
             return True
@@ -422,6 +430,7 @@ def _may_read_as_one(older: Memory, newer: Memory, prediction: Prediction) -> bo
         and not _only_modifiers_shared(older, newer, shared)
         and not _properties_apart(older, newer)
         and not _of_the_older_value(older, newer)
+        and not _about_the_older_value(older, newer, prediction.signals)
         and not named_speakers_differ(older.text, newer.text)
     )
 
@@ -438,6 +447,38 @@ def _of_the_older_value(older: Memory, newer: Memory) -> bool:
     subject_words = {singular(w.removesuffix("'s")) for w in older.subject_entity.split()}
     possessors = {singular(w.lower()) for w in _POSSESSOR.findall(newer.text)}
     return bool((possessors & older_words) - subject_words - {"user"})
+
+
+# Wording by which a thing ends or gives way: then the older fact's value is gone, and the older fact with it.
+_ENDED = re.compile(
+    r"\b(?:replaced|retired|removed|closed|shut down|sold|decommissioned|discontinued|cancel+ed|deprecated|"
+    r"dropped|left|quit|no longer|went bust|shut|gone)\b",
+    re.IGNORECASE,
+)
+
+
+def _figures(text: str) -> set[str]:
+    """The numbers a text names, as digits: "Tailwind 3" → {"3"}, "v4" → {"4"}, "1,200" → {"1200"}."""
+    return {re.sub(r"[^\d.]", "", token).strip(".") for token in re.findall(r"\w*\d[\w.,]*", text)}
+
+
+def _about_the_older_value(older: Memory, newer: Memory, signals: rules.RuleSignals) -> bool:
+    """The newer fact is about the thing the older one's main statement gives as its value, and gives it a
+    property the older does not state: "Tomás works from the Madrid office." / "The Madrid office moved to
+    Calle de Alcalá." — the office moved, Tomás still works from it. Not where the newer fact gives a figure
+    of the older's value anew ("Styling is Tailwind 3." / "Tailwind upgraded to v4."), nor where the thing
+    ended or gave way ("Jenkins was replaced by GitHub Actions" after "Our CI runs on Jenkins").
+    """
+    if not (states_its_subject(older.text) and states_its_subject(newer.text)) or _ENDED.search(newer.text):
+        return False
+    figures_older, figures_newer = _figures(older.text), _figures(newer.text)
+    if signals.value_differs or (figures_older and figures_newer - figures_older):
+        return False
+    subject_words = {singular(w.lower().removesuffix("'s")) for w in stated_subject(older.text)}
+    main_words = {singular(w) for w in rules.tokens(main_statement(older.text))} - subject_words
+    newer_subject = {singular(w.removesuffix("'s")) for w in newer.subject_entity.split()}
+    newer_words = {singular(w) for w in rules.tokens(without_speaker(newer.text))}
+    return bool(newer_subject) and newer_subject <= main_words and not subject_words & newer_words
 
 
 # Below this cosine, two subject phrases that share only a qualifying word name two things.

@@ -395,6 +395,28 @@ LATER_FACTS = [
     # Two things of one kind told apart by their qualifiers.
     pytest.param("The free plan allows 3 projects.", "The team plan now allows 20 projects.", False, id="siblings"),
     pytest.param("The free plan allows 3 projects.", "The free plan now allows 5 projects.", True, id="one plan"),
+    # A property of the thing is the thing's own matter: the days deploys go out on are when deploys go out.
+    pytest.param(
+        "Deploys go out on Tuesdays and Thursdays.",
+        "Deploy days changed to Mondays and Wednesdays.",
+        True,
+        id="a property of the thing",
+    ),
+    # Numbered things of one series are two things; one of them can change.
+    pytest.param("Sprint 14 ends on Friday.", "Sprint 15 now starts on Tuesday.", False, id="numbered"),
+    pytest.param("Release 4.2 shipped on 3 March.", "Release 4.3 is now planned for May.", False, id="numbered 2"),
+    pytest.param("Sprint 14 ends on Friday.", "Sprint 14 now ends on Monday.", True, id="one numbered thing"),
+    # What the older fact gives as its value can change its own properties and stay the value …
+    pytest.param(
+        "Tomás works from the Madrid office.",
+        "The Madrid office moved to Calle de Alcalá.",
+        False,
+        id="the value's own property",
+    ),
+    pytest.param("Tomás works from the Madrid office.", "Tomás moved to the Lisbon office.", True, id="another office"),
+    # … unless the newer fact gives the value a new figure, or the value gave way.
+    pytest.param("Styling is Tailwind 3.", "Tailwind upgraded to v4.", True, id="the value's figure"),
+    pytest.param("Our CI runs on Jenkins.", "Jenkins was replaced by GitHub Actions.", True, id="the value gave way"),
 ]
 
 

@@ -8,9 +8,13 @@ from memories.subjects import (
     Subject,
     about_the_speaker,
     canonical_attribute,
+    main_statement,
+    names_a_property,
+    numbered_apart,
     siblings,
     speaker_of,
     speakers_differ,
+    stated_subject,
     subject_of,
     subjects_agree,
 )
@@ -247,3 +251,35 @@ def test_a_property_word_that_qualifies_another_noun_is_not_the_property(attribu
 )
 def test_two_things_of_one_kind_told_apart_by_their_qualifiers(a: str, b: str, apart: bool) -> None:
     assert siblings(a, b) is apart
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "apart"),
+    [
+        ("Sprint 14 ends on Friday.", "Sprint 15 now starts on Tuesday.", True),
+        ("Release 4.2 shipped on 3 March.", "Release 4.3 is now planned for May.", True),
+        ("Update: Ticket #4411 closed.", "Ticket #4502 reopened.", True),
+        ("INC-1001 is resolved.", "INC-1002 now has a new commander.", True),
+        ("Sprint 14 ends on Friday.", "Sprint 14 now ends on Monday.", False),  # one sprint
+        ("We run Node 20.", "Node 22 now.", False),  # a version of one thing, not a series
+        ("The current sprint is Sprint 14.", "The current sprint is now Sprint 15.", False),  # a value, not the subject
+        ("Sprint 14 ends on Friday.", "Invoice 15 is now overdue.", False),  # two kinds: other rules decide
+    ],
+)
+def test_numbered_things_of_one_series_are_two_things(older: str, newer: str, apart: bool) -> None:
+    assert numbered_apart(older, newer) is apart
+
+
+def test_the_subject_and_main_statement_of_a_fact() -> None:
+    assert stated_subject("The team's standup is at 9:30.") == ["The", "team's", "standup"]
+    assert stated_subject("Deploy window for prod: Tue–Thu, 10:00–16:00 CET.") == ["Deploy", "window", "for", "prod"]
+    assert stated_subject("Moved the broker off RabbitMQ.") == []
+    assert main_statement("Repo uses ruff for lint, line length 100.") == "Repo uses ruff for lint"
+    assert main_statement("Note: CDN is Fastly; purge with the CLI.") == "CDN is Fastly"
+
+
+@pytest.mark.parametrize(
+    ("word", "property_"), [("days", True), ("window", True), ("version", True), ("alerts", False)]
+)
+def test_a_last_word_that_names_a_property(word: str, property_: bool) -> None:
+    assert names_a_property(word) is property_
