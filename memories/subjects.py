@@ -749,7 +749,8 @@ def _read(text: str) -> tuple[str, str]:
 
 # "was moved to the garage", "is now kept in the shed": a thing put somewhere by someone.
 _PLACED = re.compile(
-    r"^(?:was|were|is|are|has been|have been|got)\s+(?:now\s+)?(?:moved|taken|parked|stored|kept|towed|brought)\s+"
+    r"^(?:was|were|is|are|has been|have been|got)\s+(?:now\s+)?(?:moved|taken|parked|stored|kept|towed|brought|"
+    r"held|located)\s+"
     r"(?:to|at|in|into|on)\s+(?!\d|(?:next|later|earlier|the\s+(?:morning|afternoon|evening|weekend))\b|"
     r"(?:mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b)",
     re.IGNORECASE,
@@ -975,6 +976,19 @@ def states_its_subject(text: str) -> bool:
         return True
     tokens = _TOKEN.findall(sentence)
     return bool(tokens) and _subject_end(tokens) > 0
+
+
+def subject_before_a_verb(text: str) -> bool:
+    """The fact's subject is followed by a verb the reader knows ("Production alerts now go …", "Database
+    backups moved …"), so its last word is a noun — not a verb read into it ("Dark mode slips to Q3")."""
+    tokens = _TOKEN.findall(_strip_preamble(_first_clause(text)))
+    end = _subject_end(tokens) if tokens else 0
+    if not 0 < end < len(tokens):
+        return False
+    following = [t.lower() for t in tokens[end:]]
+    if following[0] in ("now", "still", "also", "just", "currently") and len(following) > 1:
+        following = following[1:]
+    return following[0] in _VERBS or following[0] in _AUXILIARIES
 
 
 def main_statement(text: str) -> str:

@@ -51,6 +51,7 @@ from memories.subjects import (
     speakers_differ,
     stated_subject,
     states_its_subject,
+    subject_before_a_verb,
     subjects_agree,
     without_speaker,
 )
@@ -373,17 +374,23 @@ def subjects_apart(older: Memory, newer: Memory) -> bool:
 
 
 def _named_after_it(older: Memory, newer: Memory) -> bool:
-    """One fact's subject is a plural noun, the other's turns it into the qualifier of a new noun: "Backups
-    are kept for 30 days." / "Backup alerts moved to PagerDuty." — alerts about backups are no backups, nor
-    are "nightly build logs" the "nightly builds". Unless the new noun names what the first fact does to the
-    thing ("Logs are shipped to Splunk." / "Log shipping moved to Datadog." is one subject named two ways),
-    or a property of it ("deploy days", "backup window").
+    """One fact's subject becomes the qualifier of a new noun in the other's: "Backups are kept for 30 days." /
+    "Backup alerts moved to PagerDuty." — alerts about backups are no backups, nor are "nightly build logs"
+    the "nightly builds", nor "production alerts" production. Unless the new noun names what the first fact
+    does to the thing ("Logs are shipped to Splunk." / "Log shipping moved to Datadog." is one subject named
+    two ways), or a property of it ("deploy days", "backup window").
     """
     for short_fact, long_fact in ((older, newer), (newer, older)):
         short, long = short_fact.subject_entity.split(), long_fact.subject_entity.split()
-        if not short or len(long) <= len(short) or singular(short[-1]) == short[-1]:
-            continue  # no plural noun to qualify another
-        if long[: len(short) - 1] != short[:-1] or long[len(short) - 1] != singular(short[-1]):
+        if not short or len(long) <= len(short):
+            continue
+        if singular(short[-1]) != short[-1]:  # a plural noun qualifies a new one: "backups" → "backup alerts"
+            if long[: len(short) - 1] != short[:-1] or long[len(short) - 1] != singular(short[-1]):
+                continue
+        elif not (long_fact is newer and long[: len(short)] == short and subject_before_a_verb(newer.text)):
+            # A singular one only where the newer fact adds a noun before its verb ("Production runs on AWS." /
+            # "Production alerts now go to Opsgenie."): an older fact's longer name may be cut short later
+            # ("The checkout service …" / "Checkout got rewritten …"), and a verb read into a name adds no noun.
             continue
         if names_a_property(long[-1]):
             continue  # "Deploys go out on Tuesdays." / "Deploy days changed to Mondays.": when deploys go out

@@ -417,6 +417,19 @@ LATER_FACTS = [
     # … unless the newer fact gives the value a new figure, or the value gave way.
     pytest.param("Styling is Tailwind 3.", "Tailwind upgraded to v4.", True, id="the value's figure"),
     pytest.param("Our CI runs on Jenkins.", "Jenkins was replaced by GitHub Actions.", True, id="the value gave way"),
+    # A thing named after a singular one, where the newer fact adds a noun before its verb.
+    pytest.param("Production runs on AWS.", "Production alerts now go to Opsgenie.", False, id="named after one"),
+    pytest.param(
+        "The database runs in eu-central-1.", "Database backups moved to eu-west-1.", False, id="named after one 2"
+    ),
+    pytest.param("The API gateway runs on Kong.", "API gateway logs now go to Loki.", False, id="named after one 3"),
+    pytest.param("The database runs in eu-central-1.", "The database moved to eu-west-1.", True, id="one database"),
+    pytest.param("The API gateway runs on Kong.", "The API gateway now runs on Envoy.", True, id="one gateway"),
+    # Where a meeting is held is not when it is.
+    pytest.param("The board meeting is held in Room 4.", "The board meeting moved to Tuesday.", False, id="where"),
+    pytest.param(
+        "The board meeting is held in Room 4.", "The board meeting is now held in Room 7.", True, id="another room"
+    ),
 ]
 
 

@@ -15,6 +15,7 @@ from memories.subjects import (
     speaker_of,
     speakers_differ,
     stated_subject,
+    subject_before_a_verb,
     subject_of,
     subjects_agree,
 )
@@ -22,6 +23,7 @@ from memories.subjects import (
 # Hand-written facts: (text, key, entity, attribute).
 FACTS = [
     ("The user lives in Lisbon.", "", "user", "home city"),
+    ("The board meeting is held in Room 4.", "", "board meeting", "location"),
     ("The user says they moved to Berlin last month.", "", "user", "home city"),
     ("The user's sister lives in Porto.", "", "user's sister", "home city"),
     ("User's manager is Dana.", "", "user", "manager"),
@@ -283,3 +285,16 @@ def test_the_subject_and_main_statement_of_a_fact() -> None:
 )
 def test_a_last_word_that_names_a_property(word: str, property_: bool) -> None:
     assert names_a_property(word) is property_
+
+
+@pytest.mark.parametrize(
+    ("text", "before_a_verb"),
+    [
+        ("Production alerts now go to Opsgenie.", True),
+        ("Database backups moved to eu-west-1.", True),
+        ("Dark mode slips to Q3; design system rework first.", False),  # "slips" is the verb, read into the name
+        ("Moved the broker off RabbitMQ.", False),  # no subject at all
+    ],
+)
+def test_a_subject_followed_by_a_verb_the_reader_knows(text: str, before_a_verb: bool) -> None:
+    assert subject_before_a_verb(text) is before_a_verb
