@@ -1125,12 +1125,33 @@ class Agreement:
         return self.entity is False or self.attribute is False
 
 
+# Short names of common things: "the staging DB" is the staging database.
+_SHORT_NAMES = {
+    "db": "database",
+    "k8s": "kubernetes",
+    "repo": "repository",
+    "env": "environment",
+    "prod": "production",
+    "config": "configuration",
+    "docs": "documentation",
+    "doc": "documentation",
+    "infra": "infrastructure",
+    "admin": "administrator",
+    "dept": "department",
+    "app": "application",
+}
+
+
+def _full_name(word: str) -> str:
+    return _SHORT_NAMES.get(word, word)
+
+
 def entities_agree(a: str, b: str) -> bool | None:
     if not a or not b:
         return None
     if a == b:
         return True
-    wa, wb = [singular(w) for w in a.split()], [singular(w) for w in b.split()]
+    wa, wb = [singular(_full_name(w)) for w in a.split()], [singular(_full_name(w)) for w in b.split()]
     if wa == wb:
         return True  # "book club meeting" and "book club meetings"
     short, long = (wa, wb) if len(wa) <= len(wb) else (wb, wa)

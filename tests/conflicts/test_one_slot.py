@@ -53,8 +53,8 @@ def verdict_of(older: Memory, newer: Memory) -> tuple[Relation, bool]:
 
 
 def test_a_change_the_subject_reader_reads_as_two_subjects_is_read_as_one() -> None:
-    older, newer = fact("The test database is PostgreSQL 13."), fact("Test DB upgraded to PostgreSQL 16.", 40)
-    # The rule reader sees "test database" and "db upgraded": not shown to agree.
+    older, newer = fact("The test datastore is PostgreSQL 13."), fact("Test DB upgraded to PostgreSQL 16.", 40)
+    # The rule reader sees "test datastore" and "test db": not shown to agree.
     assert older.subject_entity != newer.subject_entity
 
     [verdict] = classify_memory_pairs([(older, newer)])
@@ -131,7 +131,7 @@ def test_two_subjects_that_share_words_are_not_read_as_one(older: str, newer: st
 
 
 def test_facts_of_one_day_are_not_read_for_a_change() -> None:
-    older, newer = fact("The test database is PostgreSQL 13."), fact("Test DB upgraded to PostgreSQL 16.")
+    older, newer = fact("The test datastore is PostgreSQL 13."), fact("Test DB upgraded to PostgreSQL 16.")
 
     assert verdict_of(older, newer)[1] is False
 
@@ -144,7 +144,7 @@ def test_two_speakers_relatives_and_two_keys_are_never_one_subject() -> None:
     )
     relatives = (fact("The user's physio is on Mondays."), fact("The user's son has physio on Wednesdays now.", 30))
     keys = (
-        fact("The test database is PostgreSQL 13.", key="test_db"),
+        fact("The test datastore is PostgreSQL 13.", key="test_db"),
         fact("Test DB upgraded to PostgreSQL 16.", 40, key="warehouse_db"),
     )
 
@@ -154,7 +154,7 @@ def test_two_speakers_relatives_and_two_keys_are_never_one_subject() -> None:
 
 def test_only_a_fact_that_announces_its_change_is_read_as_one_subject() -> None:
     # Unannounced, "another value" is no evidence: the reader gives it to chat lines and events as well.
-    older = fact("The test database is PostgreSQL 13.", agent="ops-bot")
+    older = fact("The test datastore is PostgreSQL 13.", agent="ops-bot")
 
     assert verdict_of(older, fact("Test DB upgraded to PostgreSQL 16.", 40, agent="support")) == (
         Relation.TEMPORAL_CHANGE,
@@ -170,7 +170,7 @@ def test_a_chat_lines_speaker_is_no_shared_subject() -> None:
 
 def test_the_guard_lets_a_one_subject_reading_act_but_never_across_relatives() -> None:
     reading = scripted(Relation.TEMPORAL_CHANGE, 0.9, current="b", announced=True, one_slot=True)
-    database = fact("The test database is PostgreSQL 13."), fact("Test DB upgraded to PostgreSQL 16.", 40)
+    database = fact("The test datastore is PostgreSQL 13."), fact("Test DB upgraded to PostgreSQL 16.", 40)
     sister = fact("The user lives in Lisbon."), fact("The user's sister moved to Porto.", 40)
 
     assert subject_guard(*database, scripted(Relation.TEMPORAL_CHANGE, 0.9, current="b")).automatic is False
@@ -181,7 +181,7 @@ def test_the_guard_lets_a_one_subject_reading_act_but_never_across_relatives() -
 
 @pytest.mark.django_db
 def test_ingestion_supersedes_a_change_read_as_one_subject_and_says_why(workspace: Workspace) -> None:
-    old = remember(workspace, "The test database is PostgreSQL 13.", valid_from=day(1))
+    old = remember(workspace, "The test datastore is PostgreSQL 13.", valid_from=day(1))
     other = remember(workspace, "The analytics database is ClickHouse.", valid_from=day(1, 2))
     new = remember(workspace, "Test DB upgraded to PostgreSQL 16.", valid_from=day(3))
 
@@ -425,6 +425,13 @@ LATER_FACTS = [
     pytest.param("The API gateway runs on Kong.", "API gateway logs now go to Loki.", False, id="named after one 3"),
     pytest.param("The database runs in eu-central-1.", "The database moved to eu-west-1.", True, id="one database"),
     pytest.param("The API gateway runs on Kong.", "The API gateway now runs on Envoy.", True, id="one gateway"),
+    # A short name of a thing is that thing.
+    pytest.param(
+        "The staging database runs Postgres 14.",
+        "Staging DB is on Postgres 16 after the upgrade.",
+        True,
+        id="a short name",
+    ),
     # Where a meeting is held is not when it is.
     pytest.param("The board meeting is held in Room 4.", "The board meeting moved to Tuesday.", False, id="where"),
     pytest.param(

@@ -8,6 +8,7 @@ from memories.subjects import (
     Subject,
     about_the_speaker,
     canonical_attribute,
+    entities_agree,
     main_statement,
     names_a_property,
     numbered_apart,
@@ -298,3 +299,16 @@ def test_a_last_word_that_names_a_property(word: str, property_: bool) -> None:
 )
 def test_a_subject_followed_by_a_verb_the_reader_knows(text: str, before_a_verb: bool) -> None:
     assert subject_before_a_verb(text) is before_a_verb
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "agree"),
+    [
+        ("staging database", "staging db", True),
+        ("prod cluster", "production cluster", True),
+        ("k8s cluster", "kubernetes cluster", True),
+        ("staging db", "staging cache", False),
+    ],
+)
+def test_a_short_name_of_a_thing_is_that_thing(a: str, b: str, agree: bool) -> None:
+    assert entities_agree(a, b) is agree
