@@ -1047,7 +1047,7 @@ def _reads_as_noun(tokens: list[str], index: int) -> bool:
         and tokens[0].lower() not in _DECISION_VERBS
     ):
         return True  # "Deploy notifications moved …", "Smoke alarms replaced …": a compound noun, then its verb
-    if following[0] in _AUXILIARIES or (following[0] in _VERBS and following[0] not in ("to",)):
+    if following[0] in _AUXILIARIES or (following[0] in _VERBS and following[0] not in ("to", "back")):
         return True
     if following[0] in ("now", "still", "also", "currently", "just") and len(following) > 1:
         # "API gateway logs now go to Loki": a noun, an adverb, then its verb.

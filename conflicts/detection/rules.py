@@ -367,6 +367,12 @@ CHANGE_MARKERS = (
     "rolled back",
     "swapped",
     "changed over",
+    # A move with a particle: "moved back to Porto", "moved into a flat", "moved over to Linear" (2026-11-28,
+    # found by the subject reader's reading of "The user moved back to Porto.", docs/DETECTION.md).
+    "moved back",
+    "moved back to",
+    "moved into",
+    "moved over to",
 )
 # Phrases that mark a statement as describing the past (so the other side is newer).
 PAST_MARKERS = (

@@ -425,6 +425,8 @@ LATER_FACTS = [
     pytest.param("The API gateway runs on Kong.", "API gateway logs now go to Loki.", False, id="named after one 3"),
     pytest.param("The database runs in eu-central-1.", "The database moved to eu-west-1.", True, id="one database"),
     pytest.param("The API gateway runs on Kong.", "The API gateway now runs on Envoy.", True, id="one gateway"),
+    # A move back is a move.
+    pytest.param("The user lives in Lisbon.", "The user moved back to Porto.", True, id="moved back"),
     # A short name of a thing is that thing.
     pytest.param(
         "The staging database runs Postgres 14.",

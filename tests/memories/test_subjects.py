@@ -25,6 +25,7 @@ from memories.subjects import (
 FACTS = [
     ("The user lives in Lisbon.", "", "user", "home city"),
     ("The board meeting is held in Room 4.", "", "board meeting", "location"),
+    ("The user moved back to Porto.", "", "user", "home city"),
     ("The user says they moved to Berlin last month.", "", "user", "home city"),
     ("The user's sister lives in Porto.", "", "user's sister", "home city"),
     ("User's manager is Dana.", "", "user", "manager"),
