@@ -18,6 +18,7 @@ from django.utils import timezone
 
 from conflicts import hooks
 from conflicts.detection.classifier import subjects_apart
+from conflicts.detection.rules import stem
 from conflicts.detection.verdict import Relation, Verdict
 from conflicts.models import (
     CardFact,
@@ -47,6 +48,7 @@ from memories.services import apply_link, apply_merge, apply_supersede
 from memories.speech_acts import is_claim
 from memories.subjects import (
     Agreement,
+    belonging_verb,
     entities_agree,
     named_speakers_differ,
     relatives,
@@ -153,6 +155,8 @@ def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuar
     read_apart = apart and not keys_differ
     if other_speakers or read_apart:
         agreement = Agreement(False, agreement.attribute)
+    if _another_doing_of_a_belonging(older, newer):
+        agreement = Agreement(agreement.entity, False)
     # The newer fact names the very value it leaves or corrects ("moved the broker off RabbitMQ"):
     # that is itself evidence of one subject, stronger than an entity guessed from a note that
     # leaves its subject out — unless the attribute differs, or one entity is a relative of the
@@ -178,6 +182,14 @@ def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuar
         other_speakers=other_speakers,
         read_apart=read_apart,
     )
+
+
+def _another_doing_of_a_belonging(older: Memory, newer: Memory) -> bool:
+    """The older fact says what a belonging does ("The user's book club meets monthly."), the newer one says it
+    did something else ("… switched to sci-fi this year."): which of the belonging's properties changed is
+    not known, so the property is unknown — a person may be asked, nothing changes by itself."""
+    doing = belonging_verb(older.text)
+    return bool(doing) and stem(belonging_verb(newer.text) or "-") != stem(doing)
 
 
 def conflict_resolve(

@@ -991,6 +991,21 @@ def subject_before_a_verb(text: str) -> bool:
     return following[0] in _VERBS or following[0] in _AUXILIARIES
 
 
+def belonging_verb(text: str) -> str:
+    """The verb with which a fact says what someone's belonging does ("meets" in "The user's book club meets
+    monthly."), lower-cased; "" when the fact is not about a belonging or says what it is ("The user's car
+    is a Golf.", "… is on Mondays")."""
+    words = stated_subject(text)
+    phrase = " ".join(words).lower().replace("’", "'")
+    if "'s " not in phrase or phrase.rsplit("'s ", 1)[1].split()[-1] in _PERSON_NOUNS:
+        return ""
+    tokens = _TOKEN.findall(_strip_preamble(_first_clause(text)))[len(words) :]
+    following = [t.lower() for t in tokens if t.lower() not in ("now", "still", "also", "usually", "just")]
+    if not following or following[0] in _AUXILIARIES:
+        return ""
+    return str(following[0])
+
+
 def main_statement(text: str) -> str:
     """A fact's first statement, before any comma: "Repo uses ruff for lint and format" of "Repo uses ruff
     for lint and format, line length 100." — what the fact says first, not the details it lists after."""

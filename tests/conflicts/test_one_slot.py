@@ -425,6 +425,22 @@ LATER_FACTS = [
     pytest.param("The API gateway runs on Kong.", "API gateway logs now go to Loki.", False, id="named after one 3"),
     pytest.param("The database runs in eu-central-1.", "The database moved to eu-west-1.", True, id="one database"),
     pytest.param("The API gateway runs on Kong.", "The API gateway now runs on Envoy.", True, id="one gateway"),
+    # What a belonging does is one of its properties: another doing may be another property.
+    pytest.param(
+        "The user's book club meets monthly.",
+        "The user's book club switched to sci-fi this year.",
+        False,
+        id="another doing of a belonging",
+    ),
+    pytest.param(
+        "The user's phone number ends in 4411.",
+        "The user's phone was replaced under warranty.",
+        False,
+        id="another doing of a belonging 2",
+    ),
+    pytest.param(
+        "The user's book club meets monthly.", "The user's book club now meets weekly.", True, id="the same doing"
+    ),
     # A move back is a move.
     pytest.param("The user lives in Lisbon.", "The user moved back to Porto.", True, id="moved back"),
     # A short name of a thing is that thing.

@@ -7,6 +7,7 @@ import pytest
 from memories.subjects import (
     Subject,
     about_the_speaker,
+    belonging_verb,
     canonical_attribute,
     entities_agree,
     main_statement,
@@ -313,3 +314,17 @@ def test_a_subject_followed_by_a_verb_the_reader_knows(text: str, before_a_verb:
 )
 def test_a_short_name_of_a_thing_is_that_thing(a: str, b: str, agree: bool) -> None:
     assert entities_agree(a, b) is agree
+
+
+@pytest.mark.parametrize(
+    ("text", "verb"),
+    [
+        ("The user's book club meets monthly.", "meets"),
+        ("The user's book club now meets weekly.", "meets"),
+        ("The user's car is a Golf.", ""),  # what the belonging is, not what it does
+        ("The user's son goes to St. Mary's school.", ""),  # a person, not a belonging
+        ("The team uses Jira.", ""),  # nobody's belonging
+    ],
+)
+def test_what_someones_belonging_does(text: str, verb: str) -> None:
+    assert belonging_verb(text) == verb
