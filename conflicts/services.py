@@ -186,8 +186,9 @@ def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuar
 
 def _another_doing_of_a_belonging(older: Memory, newer: Memory) -> bool:
     """The older fact says what a belonging does ("The user's book club meets monthly."), the newer one says it
-    did something else ("… switched to sci-fi this year."): which of the belonging's properties changed is
-    not known, so the property is unknown — a person may be asked, nothing changes by itself."""
+    did something else ("… switched to sci-fi this year."): another of the belonging's properties may have
+    changed, so the guard reads the properties as differing — nothing changes by itself, and only a sure
+    model may still ask."""
     doing = belonging_verb(older.text)
     return bool(doing) and stem(belonging_verb(newer.text) or "-") != stem(doing)
 
