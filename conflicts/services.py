@@ -48,6 +48,7 @@ from memories.services import apply_link, apply_merge, apply_supersede
 from memories.speech_acts import is_claim
 from memories.subjects import (
     Agreement,
+    another_thing_by_a_shared_word,
     belonging_verb,
     entities_agree,
     named_speakers_differ,
@@ -168,8 +169,15 @@ def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuar
     )
     # The slot reader read both facts as one subject given a new value: that outweighs the subject
     # reader's two readings of one thing ("the staging database" / "Staging DB"), never two keys,
-    # two speakers or a relative ("the user" / "the user's sister").
-    read_as_one = verdict.one_slot and not apart
+    # two speakers or a relative ("the user" / "the user's sister") — nor two things the subject reader
+    # tells apart by a word they share ("the billing service" / "the billing dashboard"): the slot reader
+    # reads one *thing* well, not which of two named by one word, unless both name one property.
+    another_thing = (
+        agreement.entity is False
+        and agreement.attribute is not True
+        and another_thing_by_a_shared_word(older.text, older.subject_entity, newer.text, newer.subject_entity)
+    )
+    read_as_one = verdict.one_slot and not apart and not another_thing
     automatic = agreement.same or read_as_one or (names_the_value and agreement.attribute is not False and entity_ok)
     # One chat speaker's line never retires another's ("Ana: So there's a new member of the household: …" /
     # "Ben: So there's a new member …"): without an "I" nothing says whose household, so a person asks.

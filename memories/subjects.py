@@ -1276,6 +1276,24 @@ def siblings(a: str, b: str) -> bool:
     return not (qualifiers_a & qualifiers_b) and not ((qualifiers_a | qualifiers_b) & _STATE_QUALIFIERS)
 
 
+def another_thing_by_a_shared_word(older_text: str, older_entity: str, newer_text: str, newer_entity: str) -> bool:
+    """Both facts name their subjects, and the newer one names another thing by a word of the older one's:
+    "The billing service runs on Node 18." / "The billing dashboard moved to Grafana Cloud.", "The weekly
+    newsletter goes out on Tuesdays." / "The newsletter template switched …". The heads differ, and the newer
+    one's is no property ("… partitions raised to 48" after "Topic orders.v2 has 24 partitions.": the older
+    fact says the word, so it names what the older fact gives a value of).
+    """
+    if not (states_its_subject(older_text) and states_its_subject(newer_text)):
+        return False
+    older_words = [singular(_full_name(w)) for w in older_entity.replace("'s", "").split()]
+    newer_words = [singular(_full_name(w)) for w in newer_entity.replace("'s", "").split()]
+    if not older_words or not newer_words or older_words[-1] == newer_words[-1]:
+        return False
+    if not set(older_words) & set(newer_words) or names_a_property(newer_words[-1]):
+        return False
+    return not _says_a_word_of(older_text, newer_words[-1])
+
+
 def subjects_agree(a: Subject, b: Subject) -> Agreement:
     return Agreement(entities_agree(a.entity, b.entity), attributes_agree(a.attribute, b.attribute))
 

@@ -455,6 +455,23 @@ LATER_FACTS = [
     pytest.param(
         "The board meeting is held in Room 4.", "The board meeting is now held in Room 7.", True, id="another room"
     ),
+    # Another thing named by a word of the older one's: a billing dashboard is no billing service …
+    pytest.param(
+        "The billing service runs on Node 18.",
+        "The billing dashboard moved to Grafana Cloud.",
+        False,
+        id="another thing by a shared word",
+    ),
+    pytest.param(
+        "The weekly newsletter goes out on Tuesdays.",
+        "The newsletter template switched to a two-column layout.",
+        False,
+        id="another thing by a shared word 2",
+    ),
+    # … unless the older fact says the newer one's noun: the partitions it gives a number of.
+    pytest.param(
+        "Topic orders.v2 has 24 partitions.", "orders.v2 partitions raised to 48.", True, id="a noun the older says"
+    ),
 ]
 
 

@@ -7,6 +7,7 @@ import pytest
 from memories.subjects import (
     Subject,
     about_the_speaker,
+    another_thing_by_a_shared_word,
     belonging_verb,
     canonical_attribute,
     entities_agree,
@@ -273,6 +274,25 @@ def test_two_things_of_one_kind_told_apart_by_their_qualifiers(a: str, b: str, a
 )
 def test_numbered_things_of_one_series_are_two_things(older: str, newer: str, apart: bool) -> None:
     assert numbered_apart(older, newer) is apart
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "another"),
+    [
+        ("The billing service runs on Node 18.", "The billing dashboard moved to Grafana Cloud.", True),
+        (
+            "The weekly newsletter goes out on Tuesdays.",
+            "The newsletter template switched to a two-column layout.",
+            True,
+        ),
+        ("Topic orders.v2 has 24 partitions.", "orders.v2 partitions raised to 48.", False),  # the older says it
+        ("Max upload size is 25 MB.", "Upload limit raised to 100 MB.", False),  # a property, not a thing
+        ("The billing service runs on Node 18.", "Billing service moved to Node 20.", False),  # one head
+        ("Our CI runs on Jenkins.", "Moved CI to GitHub Actions.", False),  # a note that leaves its subject out
+    ],
+)
+def test_another_thing_named_by_a_shared_word(older: str, newer: str, another: bool) -> None:
+    assert another_thing_by_a_shared_word(older, subject_of(older).entity, newer, subject_of(newer).entity) is another
 
 
 def test_the_subject_and_main_statement_of_a_fact() -> None:
