@@ -373,6 +373,22 @@ CHANGE_MARKERS = (
     "moved back to",
     "moved into",
     "moved over to",
+    # A quantity given a new value with a direction: "came down to 6.6%", "is down to 4 weeks", "rose to 48"
+    # (2026-11-28, general English like "went up to" above; "down to" only with what follows it as its value).
+    "came down to",
+    "come down to",
+    "down to",
+    "dropped to",
+    "fell to",
+    "fallen to",
+    "rose to",
+    "risen to",
+    "climbed to",
+    "grew to",
+    "shrank to",
+    "cut to",
+    "loosened to",
+    "tightened to",
 )
 # Phrases that mark a statement as describing the past (so the other side is newer).
 PAST_MARKERS = (

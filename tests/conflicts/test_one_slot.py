@@ -455,6 +455,18 @@ LATER_FACTS = [
     pytest.param(
         "The board meeting is held in Room 4.", "The board meeting is now held in Room 7.", True, id="another room"
     ),
+    # A quantity given a new value with a direction names its new value.
+    pytest.param(
+        "The user's resting heart rate is 72 bpm.",
+        "The user's resting heart rate came down to 61 bpm.",
+        True,
+        id="came down to",
+    ),
+    pytest.param("Median build time is 14 minutes.", "Median build time rose to 19 minutes.", True, id="rose to"),
+    pytest.param(
+        "The team's velocity is 40 points.", "The team's velocity dropped to 28 points.", True, id="dropped to"
+    ),
+    pytest.param("Monthly churn is 3%.", "Monthly churn fell to 1.8%.", True, id="fell to"),
     # Another thing named by a word of the older one's: a billing dashboard is no billing service …
     pytest.param(
         "The billing service runs on Node 18.",
