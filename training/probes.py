@@ -19,14 +19,26 @@ from pathlib import Path
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 
-from conflicts.models import ConflictCard, Uncertainty, UncertaintyState
+from conflicts.models import ConflictCard, ResolutionStrategy, Uncertainty, UncertaintyState
 from conflicts.narrative import flag_to_card
+from memories.models import Link, Memory, Rel
 from memoryhub.errors import InvalidInput
 from training.stories import automatic_decisions, eval_workspace, ingest, narrative_flags, parse_at
 
 KINDS = ("same_subject_change", "different_subject")
 OUTCOMES = ("superseded", "superseded_backwards", "merged", "carded", "uncertain", "nothing")
+RETIRED = ("superseded", "superseded_backwards", "merged")
+# Which reading made an automatic decision, by how its first reason begins (conflicts/detection/classifier.py):
+# a count per path says where wrong retirements come from without reading a frozen pair.
+_PATHS = (
+    ("read together as one subject", "slot reader"),
+    ("same subject (", "one subject, announced"),
+    ("the newer fact corrects", "correction"),
+    ("the newer fact leaves", "left behind"),
+    ("the writers gave", "opposite polarity"),
+)
 
 
 class _Rollback(Exception):
@@ -39,6 +51,7 @@ class ProbeOutcome:
     kind: str
     outcome: str
     detail: str
+    path: str = ""  # for a retirement: the reading that made it (``_PATHS``)
 
 
 def read_probes(path: Path) -> list[dict[str, Any]]:
@@ -80,9 +93,12 @@ class ProbeReport:
                 # The bar: never superseded or merged; a card at most rarely.
                 counts["wrongly_retired"] = counts["superseded"] + counts["superseded_backwards"] + counts["merged"]
                 counts["carded_share"] = round(counts["carded"] / n, 4)
+            retired = [o.path for o in of_kind if o.outcome in RETIRED]
+            counts["retired_by"] = {path: retired.count(path) for path in sorted(set(retired))}
             report[kind] = counts
         report["per_pair"] = [
-            {"id": o.probe_id, "kind": o.kind, "outcome": o.outcome, "detail": o.detail} for o in self.outcomes
+            {"id": o.probe_id, "kind": o.kind, "outcome": o.outcome, "detail": o.detail, "path": o.path}
+            for o in self.outcomes
         ]
         return report
 
@@ -125,4 +141,24 @@ def _replay(probe: dict[str, Any]) -> ProbeOutcome:
         outcome, detail = "uncertain", "an open uncertainty, no card"
     else:
         outcome, detail = "nothing", ""
-    return ProbeOutcome(probe_id=probe["id"], kind=probe["kind"], outcome=outcome, detail=detail)
+    path = decision_path(a, b) if outcome in RETIRED else ""
+    return ProbeOutcome(probe_id=probe["id"], kind=probe["kind"], outcome=outcome, detail=detail, path=path)
+
+
+def decision_path(a: Memory, b: Memory) -> str:
+    """The reading that retired one of ``a``, ``b``: from the record its supersede resolved; a merge keeps none."""
+    record = (
+        Uncertainty.objects.filter(
+            Q(memory_a=a, memory_b=b) | Q(memory_a=b, memory_b=a),
+            resolution_strategy=ResolutionStrategy.TEMPORAL_SUPERSEDE,
+        )
+        .order_by("-created_at")
+        .first()
+    )
+    if record is None:
+        return "merge" if Link.objects.filter(rel=Rel.MERGED_INTO, src__in=[a, b]).exists() else "other"
+    reasoning = record.reasoning
+    for start, path in _PATHS:
+        if reasoning.startswith(start):
+            return path
+    return record.detector or "other"

@@ -35,12 +35,20 @@ def test_it_reports_each_kind_and_each_pair() -> None:
         "nothing": 0,
         "caught": 1,
         "caught_share": 1.0,
+        "retired_by": {"correction": 1},  # the reading that made the supersede
     }
     assert report["different_subject"]["wrongly_retired"] == 0
     assert report["different_subject"]["carded"] == 0
+    assert report["different_subject"]["retired_by"] == {}
     assert report["per_pair"] == [
-        {"id": "p01", "kind": "same_subject_change", "outcome": "superseded", "detail": "b replaced a"},
-        {"id": "p02", "kind": "different_subject", "outcome": "nothing", "detail": ""},
+        {
+            "id": "p01",
+            "kind": "same_subject_change",
+            "outcome": "superseded",
+            "detail": "b replaced a",
+            "path": "correction",
+        },
+        {"id": "p02", "kind": "different_subject", "outcome": "nothing", "detail": "", "path": ""},
     ]
 
 
@@ -49,7 +57,8 @@ def test_the_text_report_names_the_bar_figures() -> None:
 
     assert "same subject       1 of 1 superseded or carded (1.00)" in text
     assert "different subject  0 of 1 superseded or merged, 0 carded (0.00)" in text
-    assert "-- p01 same_subject_change: superseded (b replaced a)" in text
+    assert "  same subject      retired by: correction 1" in text
+    assert "-- p01 same_subject_change: superseded (b replaced a; correction)" in text
 
 
 def test_it_refuses_a_missing_file_and_an_unknown_kind(tmp_path: Path) -> None:

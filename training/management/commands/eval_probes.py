@@ -15,7 +15,7 @@ class Command(BaseCommand):
     help = (
         "Replay probe pairs (training/data/probes-*.jsonl) through ingestion and the narrative detective; print "
         "how many same-subject changes ended superseded or carded, and how many different-subject pairs were "
-        "superseded, merged or carded. Nothing is kept."
+        "superseded, merged or carded, and which reading made each supersede or merge. Nothing is kept."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -48,7 +48,12 @@ class Command(BaseCommand):
         )
         for kind, counts in (("same subject", same), ("different subject", different)):
             self.stdout.write(f"  {kind:<17} " + ", ".join(f"{o} {counts[o]}" for o in OUTCOMES))
+        for kind, counts in (("same subject", same), ("different subject", different)):
+            if counts["retired_by"]:
+                paths = ", ".join(f"{path} {n}" for path, n in counts["retired_by"].items())
+                self.stdout.write(f"  {kind:<17} retired by: {paths}")
         if options["verbose"]:
             for pair in summary["per_pair"]:
-                detail = f" ({pair['detail']})" if pair["detail"] else ""
+                said = "; ".join(part for part in (pair["detail"], pair["path"]) if part)
+                detail = f" ({said})" if said else ""
                 self.stdout.write(f"-- {pair['id']} {pair['kind']}: {pair['outcome']}{detail}")
