@@ -172,12 +172,7 @@ def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuar
     # two speakers or a relative ("the user" / "the user's sister") — nor two things the subject reader
     # tells apart by a word they share ("the billing service" / "the billing dashboard"): the slot reader
     # reads one *thing* well, not which of two named by one word, unless both name one property.
-    another_thing = (
-        agreement.entity is False
-        and agreement.attribute is not True
-        and another_thing_by_a_shared_word(older.text, older.subject_entity, newer.text, newer.subject_entity)
-    )
-    read_as_one = verdict.one_slot and not apart and not another_thing
+    read_as_one = verdict.one_slot and not apart and not _another_thing(older, newer, agreement)
     automatic = agreement.same or read_as_one or (names_the_value and agreement.attribute is not False and entity_ok)
     # One chat speaker's line never retires another's ("Ana: So there's a new member of the household: …" /
     # "Ben: So there's a new member …"): without an "I" nothing says whose household, so a person asks.
@@ -189,6 +184,15 @@ def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuar
         label=label,
         other_speakers=other_speakers,
         read_apart=read_apart,
+    )
+
+
+def _another_thing(older: Memory, newer: Memory, agreement: Agreement) -> bool:
+    """The subject reader reads two things named by a word they share, and no one property of them."""
+    return (
+        agreement.entity is False
+        and agreement.attribute is not True
+        and another_thing_by_a_shared_word(older.text, older.subject_entity, newer.text, newer.subject_entity)
     )
 
 

@@ -91,7 +91,7 @@ class ProbeReport:
                 counts["caught_share"] = round(counts["caught"] / n, 4)
             else:
                 # The bar: never superseded or merged; a card at most rarely.
-                counts["wrongly_retired"] = counts["superseded"] + counts["superseded_backwards"] + counts["merged"]
+                counts["wrongly_retired"] = sum(counts[outcome] for outcome in RETIRED)
                 counts["carded_share"] = round(counts["carded"] / n, 4)
             retired = [o.path for o in of_kind if o.outcome in RETIRED]
             counts["retired_by"] = {path: retired.count(path) for path in sorted(set(retired))}

@@ -374,7 +374,8 @@ CHANGE_MARKERS = (
     "moved into",
     "moved over to",
     # A quantity given a new value with a direction: "came down to 6.6%", "is down to 4 weeks", "rose to 48"
-    # (2026-11-28, general English like "went up to" above; "down to" only with what follows it as its value).
+    # (2026-11-28, general English like "went up to" above; "down to" also matches the idiom "comes down to",
+    # which only the subject guard keeps from acting).
     "came down to",
     "come down to",
     "down to",
