@@ -70,9 +70,11 @@ from bench.common import (  # noqa: E402
     verdict,
     web_server,
 )
+from conflicts.detection import classifier  # noqa: E402
 from memories.embeddings import DIMENSIONS, embed_text, get_embedder  # noqa: E402
 from memories.models import Memory, Reliability, Status  # noqa: E402
 from memories.subjects import subject_of  # noqa: E402
+from recall import hybrid  # noqa: E402
 
 # The vector query recall itself runs: same filters, same ef_search and iterative scan.
 from recall.hybrid import (  # noqa: E402
@@ -81,6 +83,7 @@ from recall.hybrid import (  # noqa: E402
     _filtered,
     _tune_vector_search,
     ef_search_for,
+    is_subject_lookup,
     recall,
 )
 from workspaces.models import AgentKey, Workspace  # noqa: E402
@@ -742,7 +745,11 @@ VARIANTS: dict[str, tuple[bool, dict[str, Any]]] = {
     "no_touch": (True, {"touch": False}),
     "postgres": (True, {"lexical_backend": "postgres"}),
     "semantic": (True, {"mode": "semantic"}),
+    "no_lookup_reads": (True, {}),
 }
+# Variants that switch one of recall's steps off (a module flag of recall/hybrid.py) instead of passing an option:
+# the slot reader's reading of a bare subject lookup's first hits (41 of the 200 questions are such look-ups).
+STEP_OFF = {"no_lookup_reads": "LOOKUP_PAIRS_READ"}
 
 
 def time_variants(workspace: Workspace, texts: Sequence[str], vectors: Vectors) -> tuple[list[float], dict[str, Timed]]:
@@ -755,9 +762,18 @@ def time_variants(workspace: Workspace, texts: Sequence[str], vectors: Vectors) 
         embed.append((time.perf_counter() - started) * 1000)
         for name, (given, options) in VARIANTS.items():
             query = RecallQuery(query=text, **options)
-            started = time.perf_counter()
-            hits = recall(workspace=workspace, query=query, query_vector=vectors[i] if given else None)
-            out[name].ms.append((time.perf_counter() - started) * 1000)
+            step = STEP_OFF.get(name)
+            if step:
+                setattr(hybrid, step, False)
+            # Every variant reads a look-up's pairs afresh: the worst case, a subject nobody asked about before.
+            classifier.forget_readings()
+            try:
+                started = time.perf_counter()
+                hits = recall(workspace=workspace, query=query, query_vector=vectors[i] if given else None)
+                out[name].ms.append((time.perf_counter() - started) * 1000)
+            finally:
+                if step:
+                    setattr(hybrid, step, True)
             out[name].hits.append([h.memory.pk for h in hits])
     return embed, out
 
@@ -1266,7 +1282,7 @@ def report(
     print()
     print("Latency (ms, p50 / p95)")
     headers = ["memories", "embed query", "recall incl. embedding", "recall, vector given", "same, no touch"]
-    headers += ["postgres lexical", "semantic"]
+    headers += ["postgres lexical", "semantic", "vector given, no look-up reads"]
     if any(r.http for r in results):
         headers += ["HTTP server (Server-Timing)", "HTTP client"]
     rows_out: list[list[str]] = []
@@ -1278,6 +1294,13 @@ def report(
             row += ["-", "-"]
         rows_out.append(row)
     table(headers, rows_out)
+    bare = [i for i, q in enumerate(generate_questions(args.queries)) if is_subject_lookup(q.text)]
+    for r in results:
+        given, unread = r.timed["with_vector"].ms, r.timed["no_lookup_reads"].ms
+        print(
+            f"bare subject look-ups only ({len(bare)} of {args.queries}) at {r.size:,}: vector given"
+            f" {p50_p95([given[i] for i in bare])}, without their pair reads {p50_p95([unread[i] for i in bare])}"
+        )
     for r in results:
         if r.http and r.http.failures:
             print(f"  {r.size:,}: {r.http.failures} HTTP requests failed")

@@ -34,7 +34,7 @@ import re
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from functools import cached_property, lru_cache
 from typing import Any, Literal
@@ -47,10 +47,12 @@ from django.db import connection, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
 from pgvector.django import CosineDistance
 
+from conflicts.detection import classifier
 from conflicts.models import Answer, ResolutionStrategy, Uncertainty, UncertaintyState, UncertaintyType
 from memories.embeddings import DIMENSIONS, embed_text
 from memories.models import LIVE_STATUSES, Link, Memory, Reliability
 from memories.selectors import memories_load_vectors, memories_with_vectors
+from memories.speech_acts import is_claim
 from memoryhub.errors import InvalidInput
 from recall import periods
 from recall.periods import LATEST, Period, stated_date
@@ -79,6 +81,14 @@ DUPLICATE_COSINE = 0.8
 # questions the same grouping cost 8–10 points of hit@10, so a question keeps DUPLICATE_COSINE (docs/RECALL.md).
 SUBJECT_LOOKUP_COSINE = 0.5
 SUBJECT_LOOKUP_WORDS = 6
+# A bare subject lookup's first hit is read against the next ones by the slot reader: a newer hit it reads
+# as another value of the first one's subject ("Errors are reported to Sentry." → a month later "Crash
+# reports now go to Bugsnag; the Sentry project is archived.", "update" + "contradiction" at least the
+# ingestion's ONE_SLOT_CHANGE) answers the same question in other words. It is then as relevant as the
+# first hit and recency orders the two, as for a supersede chain's head; nothing is retired. At most
+# this many hits (one batch of two pairs); bench/recall.py measures with and without it (LOOKUP_PAIRS_READ).
+LOOKUP_READ_HITS = 3
+LOOKUP_PAIRS_READ = True
 SAME_CONFIDENCE = 0.05
 SAME_SCORE = 0.05
 # Recency orders facts that answer the query: it counts in full from this relevance
@@ -342,8 +352,14 @@ def ranked_pool(
         compared = max(COMPARED_HITS, 3 * query.k)
         top = hits[:compared]
         memories_load_vectors([h.memory for h in top])
-        grouping = SUBJECT_LOOKUP_COSINE if is_subject_lookup(query.query) else DUPLICATE_COSINE
-        _add_subject_recency(top, weights.recency, period, latest=latest, subject_cosine=grouping)
+        lookup = is_subject_lookup(query.query)
+        grouping = SUBJECT_LOOKUP_COSINE if lookup else DUPLICATE_COSINE
+        read = set()
+        if lookup and LOOKUP_PAIRS_READ and period is None and not latest:
+            read = _another_value_read(top[:LOOKUP_READ_HITS])
+            for older, newer in read:
+                _answers_as_well(top[newer], top[older], weights)
+        _add_subject_recency(top, weights.recency, period, latest=latest, subject_cosine=grouping, linked=read)
         hits = sorted(top, key=_order) + hits[compared:]
     return hits
 
@@ -866,12 +882,14 @@ def _add_subject_recency(
     *,
     latest: bool = False,
     subject_cosine: float = DUPLICATE_COSINE,
+    linked: Iterable[tuple[int, int]] = (),
 ) -> None:
     """Add ``weight`` × recency within the hit's subject to each hit's score (× its reliability factor).
 
     A subject is a set of hits with the same ``key``, or similar to each other
     (cosine ≥ ``subject_cosine``: near-duplicates, or for a bare subject lookup
-    ``SUBJECT_LOOKUP_COSINE``): statements of one thing at different times.
+    ``SUBJECT_LOOKUP_COSINE``), or ``linked`` (pairs of indexes read as one
+    subject): statements of one thing at different times.
     The statement in effect — the newest, or for a query about a past month
     the last one made by then — counts 1; the others ``exp(−λ·days from it)``.
     A hit alone in its subject counts 1, so a new fact about something else
@@ -892,6 +910,8 @@ def _add_subject_recency(
         return
     keys = np.array([h.memory.key or "" for h in hits], dtype=object)
     same_subject = (_cosines(hits) >= subject_cosine) | ((keys[:, None] == keys[None, :]) & (keys != "")[:, None])
+    for i, j in linked:
+        same_subject[i, j] = same_subject[j, i] = True
     for indexes in _connected(same_subject):
         in_effect = max(indexes, key=lambda i: _effect_key(hits[i], period))
         for i in indexes:
@@ -900,6 +920,32 @@ def _add_subject_recency(
             within = math.exp(-settings.MEMORYHUB_DECAY_LAMBDA * days)
             hit.parts.subject_recency = within
             hit.score += weight * within * hit.parts.reliability_factor
+
+
+def _another_value_read(hits: list[Hit]) -> set[tuple[int, int]]:
+    """(0, j): the later hits the slot reader reads as another value of the first hit's subject.
+
+    Only the first hit is read against the others, and only a claim a day or more newer than it: a
+    lookup whose first hit is its newest statement reads nothing.
+    """
+    first = hits[0].memory if hits else None
+    if first is None or not is_claim(first.speech_act):
+        return set()
+    later = [
+        j
+        for j, hit in enumerate(hits[1:], start=1)
+        if is_claim(hit.memory.speech_act) and hit.memory.valid_from - first.valid_from >= classifier.SAME_DAY
+    ]
+    readings = classifier.another_value_readings([(first, hits[j].memory) for j in later])
+    return {(0, j) for j, changed in zip(later, readings, strict=True) if changed >= classifier.ONE_SLOT_CHANGE}
+
+
+def _answers_as_well(newer: Hit, older: Hit, weights: Weights) -> None:
+    """``newer`` answers what ``older`` matched: as relevant as it, the way a chain head is (:func:`_score`)."""
+    cosine, lexical = max(newer.parts.cosine, older.parts.cosine), max(newer.parts.lexical, older.parts.lexical)
+    gain = weights.cosine * (cosine - newer.parts.cosine) + weights.lexical * (lexical - newer.parts.lexical)
+    newer.parts.cosine, newer.parts.lexical = cosine, lexical
+    newer.score += gain * newer.parts.reliability_factor
 
 
 def _connected(linked: np.ndarray[Any, Any]) -> list[list[int]]:

@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import uuid
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, timedelta
@@ -40,6 +42,7 @@ from conflicts.detection.network import LABELS, RELATION_OF_LABEL, Model, apply_
 from conflicts.detection.verdict import Relation, Verdict
 from memories import embeddings
 from memories.subjects import (
+    another_thing_by_a_shared_word,
     main_statement,
     named_speakers_differ,
     names_a_property,
@@ -321,6 +324,49 @@ def _one_slot_each(
         predictions[index].verdict() if verdict.one_slot and chosen[newer.pk][1] != index else verdict
         for index, ((_, newer), verdict) in enumerate(zip(pairs, verdicts, strict=True))
     ]
+
+
+def another_value_readings(pairs: Sequence[tuple[Memory, Memory]]) -> list[float]:
+    """How sure the slot reader is that each (older, newer) pair gives one subject another value.
+
+    Its "update" plus "contradiction", from the texts alone; 0 without a reading where the facts are
+    known to be two subjects (:func:`subjects_apart`) or the newer one names another thing by a word
+    of the older one's ("Team lunch is on Wednesdays." / "The team offsite moved to Friday."). Recall
+    orders a subject lookup's hits by it (``recall.hybrid``); nothing is retired on it. A reading costs
+    about 30 ms on one core, so the last ``READINGS_KEPT`` are kept by text: a subject asked about
+    again is not read again.
+    """
+    texts: list[tuple[str, str] | None] = [
+        None
+        if subjects_apart(older, newer)
+        or another_thing_by_a_shared_word(older.text, older.subject_entity, newer.text, newer.subject_entity)
+        else (older.text, newer.text)
+        for older, newer in pairs
+    ]
+    with _readings_lock:
+        unread = list(dict.fromkeys(t for t in texts if t is not None and t not in _readings))
+    if unread:
+        reader = cross_encoder.load_cross_encoder(cross_encoder.SLOT_READER_PATH)
+        changed = [LABELS.index("update"), LABELS.index("contradiction")]
+        read = reader.probabilities(unread)[:, changed].sum(axis=1)
+        with _readings_lock:
+            for text_pair, value in zip(unread, read, strict=True):
+                _readings[text_pair] = float(value)
+            while len(_readings) > READINGS_KEPT:
+                _readings.popitem(last=False)
+    with _readings_lock:
+        return [0.0 if t is None else _readings.get(t, 0.0) for t in texts]
+
+
+READINGS_KEPT = 4096
+_readings: OrderedDict[tuple[str, str], float] = OrderedDict()
+_readings_lock = threading.Lock()
+
+
+def forget_readings() -> None:
+    """Drop the kept readings (benchmarks measure a first reading)."""
+    with _readings_lock:
+        _readings.clear()
 
 
 def read_dated_pairs(

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 from dataclasses import replace
@@ -7,10 +8,12 @@ from typing import Any
 
 import pytest
 
+from conflicts.detection import classifier
 from conflicts.models import Uncertainty
 from memories.audit import Actor
 from memories.models import Link, Memory
 from memories.services import memory_supersede
+from recall import hybrid
 from recall.hybrid import Expand, RecallQuery, bm25_terms, recall
 from tests.memories.recall_helpers import day, remember
 from workspaces.models import Workspace
@@ -443,6 +446,71 @@ def test_recency_does_not_lift_a_newer_fact_unrelated_to_the_query(workspace: Wo
 
     assert hits[0].memory.pk == answer.pk
     assert hits[0].parts.recency < max(h.parts.recency for h in hits)
+
+
+@pytest.mark.parametrize(
+    ("lookup", "older_text", "newer_text"),
+    [
+        ("Payroll provider", "Payroll is run through Gusto.", "Payroll switched to Deel for the contractors abroad."),
+        (
+            "Error tracker",
+            "Errors are reported to Sentry.",
+            "Crash reports now go to Bugsnag; the Sentry project is archived.",
+        ),
+    ],
+)
+def test_a_subject_lookup_puts_a_newer_fact_read_as_another_value_of_the_top_hit_first(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch, lookup: str, older_text: str, newer_text: str
+) -> None:
+    # Nothing retired the older fact (no detection ran): ranking alone puts it first on its words.
+    older = remember(workspace, older_text, valid_from=day(2))
+    newer = remember(workspace, newer_text, valid_from=day(5))
+    query = RecallQuery(query=lookup, touch=False)
+    monkeypatch.setattr(hybrid, "LOOKUP_PAIRS_READ", False)
+    assert ids(recall(workspace=workspace, query=query)) == [older.pk, newer.pk]
+
+    monkeypatch.setattr(hybrid, "LOOKUP_PAIRS_READ", True)
+    hits = recall(workspace=workspace, query=query)
+
+    assert ids(hits) == [newer.pk, older.pk], "the newer value first, the older one still there"
+    # As relevant as the fact it answers for, at least (the better of the two, as for a chain head).
+    assert hits[0].parts.cosine >= hits[1].parts.cosine
+    assert hits[0].parts.lexical >= hits[1].parts.lexical
+
+
+@pytest.mark.parametrize(
+    "newer_text",
+    [
+        "The team offsite moved to Friday 12 June, in Lisbon.",  # read as a value, but another thing by a shared word
+        "Team lunch budget is 15 euros a head from now on.",  # another property: the reader says so
+    ],
+)
+def test_a_subject_lookup_keeps_its_top_hit_above_a_newer_fact_about_something_else(
+    workspace: Workspace, newer_text: str
+) -> None:
+    older = remember(workspace, "Team lunch is on Wednesdays at the Thai place.", valid_from=day(2))
+    remember(workspace, newer_text, valid_from=day(5))
+
+    hits = recall(workspace=workspace, query=RecallQuery(query="Team lunch day", touch=False))
+
+    assert hits[0].memory.pk == older.pk
+
+
+def test_only_a_bare_subject_lookup_reads_its_hits_and_only_facts_a_day_or_more_apart(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    remember(workspace, "Payroll is run through Gusto.", valid_from=day(2))
+    later_that_morning = day(2) + dt.timedelta(hours=3)
+    remember(workspace, "Payroll switched to Deel for the contractors abroad.", valid_from=later_that_morning)
+    read: list[list[tuple[str, str]]] = []
+    monkeypatch.setattr(
+        classifier, "another_value_readings", lambda pairs: read.append([(a.text, b.text) for a, b in pairs]) or []
+    )
+
+    recall(workspace=workspace, query=RecallQuery(query="Who runs payroll for us?", touch=False))
+    assert read == [], "a question is not a subject lookup"
+    recall(workspace=workspace, query=RecallQuery(query="Payroll provider", touch=False))
+    assert read == [[]], "three hours apart: no news of a change in the world"
 
 
 @pytest.mark.django_db(transaction=True)
