@@ -77,6 +77,9 @@ class Uncertainty(models.Model):
     severity = models.CharField(max_length=16, choices=Severity.choices)
     detection_context = models.CharField(max_length=16, choices=DetectionContext.choices)
     detector = models.CharField(max_length=64, blank=True, default="", help_text="tier/rule that raised it")
+    rule = models.CharField(
+        max_length=32, blank=True, default="", help_text="the classifier's reading that decided the pair, if one did"
+    )
     classification = models.CharField(max_length=32, blank=True, default="")
     probability = models.FloatField(null=True, blank=True)
     reasoning = models.TextField(blank=True, default="")

@@ -563,6 +563,7 @@ def _uncertainty(
         severity=severity_for(a, b),
         detection_context=context,
         detector=verdict.tier,
+        rule=verdict.rule,
         classification=str(verdict.relation),
         probability=verdict.probability,
         reasoning=verdict.reasoning or "; ".join(verdict.reasons),

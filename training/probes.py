@@ -30,15 +30,8 @@ from training.stories import automatic_decisions, eval_workspace, ingest, narrat
 KINDS = ("same_subject_change", "different_subject")
 OUTCOMES = ("superseded", "superseded_backwards", "merged", "carded", "uncertain", "nothing")
 RETIRED = ("superseded", "superseded_backwards", "merged")
-# Which reading made an automatic decision, by how its first reason begins (conflicts/detection/classifier.py):
+# Which reading made an automatic decision is stored on its record (``Uncertainty.rule``, from ``Verdict.rule``):
 # a count per path says where wrong retirements come from without reading a frozen pair.
-_PATHS = (
-    ("read together as one subject", "slot reader"),
-    ("same subject (", "one subject, announced"),
-    ("the newer fact corrects", "correction"),
-    ("the newer fact leaves", "left behind"),
-    ("the writers gave", "opposite polarity"),
-)
 
 
 class _Rollback(Exception):
@@ -51,7 +44,7 @@ class ProbeOutcome:
     kind: str
     outcome: str
     detail: str
-    path: str = ""  # for a retirement: the reading that made it (``_PATHS``)
+    path: str = ""  # for a retirement: the reading that made it (``Verdict.rule``), or the tier
 
 
 def read_probes(path: Path) -> list[dict[str, Any]]:
@@ -157,8 +150,4 @@ def decision_path(a: Memory, b: Memory) -> str:
     )
     if record is None:
         return "merge" if Link.objects.filter(rel=Rel.MERGED_INTO, src__in=[a, b]).exists() else "other"
-    reasoning = record.reasoning
-    for start, path in _PATHS:
-        if reasoning.startswith(start):
-            return path
-    return record.detector or "other"
+    return record.rule or record.detector or "other"

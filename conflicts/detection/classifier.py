@@ -39,7 +39,15 @@ from conflicts.detection import cross_encoder, rules
 from conflicts.detection.candidates import memory_cosine, one_thing
 from conflicts.detection.features import build_matrix
 from conflicts.detection.network import LABELS, RELATION_OF_LABEL, Model, apply_rules, load_model, long_pairs
-from conflicts.detection.verdict import Relation, Verdict
+from conflicts.detection.verdict import (
+    ANNOUNCED_WITHIN_SUBJECT,
+    CORRECTION,
+    LEFT_BEHIND,
+    OPPOSITE_POLARITY,
+    SLOT_READER,
+    Relation,
+    Verdict,
+)
 from memories import embeddings
 from memories.subjects import (
     another_thing_by_a_shared_word,
@@ -604,6 +612,7 @@ def _one_slot_change(older: Memory, newer: Memory, prediction: Prediction) -> Ve
         current="b",
         announced=True,
         one_slot=True,
+        rule=SLOT_READER,
         reasons=(f"read together as one subject with another value (p={changed:.2f})", *prediction.reasons),
         probabilities={RELATION_OF_LABEL[label].value: p for label, p in zip(LABELS, reading, strict=True)},
     )
@@ -643,6 +652,7 @@ def _announced_within_subject(older: Memory, newer: Memory, prediction: Predicti
         tier="rules",
         current="b",
         announced=True,
+        rule=ANNOUNCED_WITHIN_SUBJECT,
         reasons=(f'same subject ({newer.subject.label}) and the newer fact announces a change ("{marker}")',),
     )
 
@@ -707,6 +717,7 @@ def _corrected(older: Memory, newer: Memory, prediction: Prediction) -> Verdict 
         tier="rules",
         current="b",
         announced=True,
+        rule=CORRECTION,
         reasons=(f'the newer fact corrects an earlier one ("{marker}")', *prediction.reasons),
     )
 
@@ -731,6 +742,7 @@ def _opposite_polarity(older: Memory, newer: Memory, prediction: Prediction) -> 
         relation=Relation.TRUE_CONTRADICTION,
         probability=OPPOSITE_POLARITY_PROBABILITY,
         tier="rules",
+        rule=OPPOSITE_POLARITY,
         reasons=("the writers gave the two facts opposite polarity", *prediction.reasons),
     )
 
@@ -751,5 +763,6 @@ def _left_behind(older: Memory, newer: Memory, prediction: Prediction) -> Verdic
         tier="rules",
         current="b",
         announced=True,
+        rule=LEFT_BEHIND,
         reasons=(f'the newer fact leaves "{value}", which the older one states', *prediction.reasons),
     )

@@ -17,6 +17,15 @@ class Relation(StrEnum):
     FIGURATIVE = "figurative"
 
 
+# The classifier's readings that can decide a pair on their own (conflicts/detection/classifier.py).
+SLOT_READER = "slot reader"
+ANNOUNCED_WITHIN_SUBJECT = "one subject, announced"
+CORRECTION = "correction"
+LEFT_BEHIND = "left behind"
+OPPOSITE_POLARITY = "opposite polarity"
+RULES = (SLOT_READER, ANNOUNCED_WITHIN_SUBJECT, CORRECTION, LEFT_BEHIND, OPPOSITE_POLARITY)
+
+
 @dataclass(frozen=True)
 class Verdict:
     """The relation of ``a`` (the older fact) to ``b`` (the newer one).
@@ -43,6 +52,9 @@ class Verdict:
     one_slot: bool = False
     reasons: tuple[str, ...] = ()
     reasoning: str = ""
+    # Which of the classifier's readings decided the pair, when one of its rules did (``RULES``); "" when the
+    # network's verdict stands. Stored on the record, so a retirement can be traced to the reading behind it.
+    rule: str = ""
     probabilities: dict[str, float] = field(default_factory=dict)
 
     @property

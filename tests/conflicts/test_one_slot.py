@@ -20,7 +20,7 @@ from conflicts.detection.classifier import (
 )
 from conflicts.detection.pipeline import detect_and_resolve
 from conflicts.detection.rules import analyse
-from conflicts.detection.verdict import Relation
+from conflicts.detection.verdict import SLOT_READER, Relation
 from conflicts.models import ConflictCard, Uncertainty
 from conflicts.services import subject_guard
 from memories.audit import Actor
@@ -66,6 +66,7 @@ def test_a_change_the_subject_reader_reads_as_two_subjects_is_read_as_one() -> N
         True,
     )
     assert verdict.tier == "cross_encoder"
+    assert verdict.rule == SLOT_READER
     assert verdict.probability >= 0.6
 
 
@@ -196,6 +197,8 @@ def test_ingestion_supersedes_a_change_read_as_one_subject_and_says_why(workspac
     assert event.reason.startswith("Same subject — ")
     assert "cross_encoder" in event.reason
     assert not ConflictCard.objects.exists()
+    # The record keeps which reading decided it (eval_probes counts retirements by it).
+    assert Uncertainty.objects.get(memory_a=old, memory_b=new).rule == SLOT_READER
 
 
 def test_two_replies_that_name_no_common_thing_are_not_read_as_one_subject() -> None:
