@@ -30,8 +30,6 @@ from training.stories import automatic_decisions, eval_workspace, ingest, narrat
 KINDS = ("same_subject_change", "different_subject")
 OUTCOMES = ("superseded", "superseded_backwards", "merged", "carded", "uncertain", "nothing")
 RETIRED = ("superseded", "superseded_backwards", "merged")
-# Which reading made an automatic decision is stored on its record (``Uncertainty.rule``, from ``Verdict.rule``):
-# a count per path says where wrong retirements come from without reading a frozen pair.
 
 
 class _Rollback(Exception):
@@ -139,7 +137,11 @@ def _replay(probe: dict[str, Any]) -> ProbeOutcome:
 
 
 def decision_path(a: Memory, b: Memory) -> str:
-    """The reading that retired one of ``a``, ``b``: from the record its supersede resolved; a merge keeps none."""
+    """The reading that retired one of ``a``, ``b``: from the record its supersede resolved; a merge keeps none.
+
+    The record keeps it (``Uncertainty.rule``, from ``Verdict.rule``); a count per path says where wrong
+    retirements come from without reading a frozen pair.
+    """
     record = (
         Uncertainty.objects.filter(
             Q(memory_a=a, memory_b=b) | Q(memory_a=b, memory_b=a),

@@ -355,11 +355,10 @@ def another_value_readings(pairs: Sequence[tuple[Memory, Memory]]) -> list[float
         unread = list(dict.fromkeys(t for t in texts if t is not None and t not in _readings))
     if unread:
         reader = cross_encoder.load_cross_encoder(cross_encoder.SLOT_READER_PATH)
-        changed = [LABELS.index("update"), LABELS.index("contradiction")]
-        read = reader.probabilities(unread)[:, changed].sum(axis=1)
+        read = [_another_value(reading) for reading in reader.probabilities(unread)]
         with _readings_lock:
             for text_pair, value in zip(unread, read, strict=True):
-                _readings[text_pair] = float(value)
+                _readings[text_pair] = value
             while len(_readings) > READINGS_KEPT:
                 _readings.popitem(last=False)
     with _readings_lock:
@@ -369,6 +368,11 @@ def another_value_readings(pairs: Sequence[tuple[Memory, Memory]]) -> list[float
 READINGS_KEPT = 4096
 _readings: OrderedDict[tuple[str, str], float] = OrderedDict()
 _readings_lock = threading.Lock()
+
+
+def _another_value(reading: Sequence[float]) -> float:
+    """A reading's "update" plus "contradiction": how sure it is the newer fact gives the subject another value."""
+    return float(reading[LABELS.index("update")] + reading[LABELS.index("contradiction")])
 
 
 def forget_readings() -> None:
@@ -600,7 +604,7 @@ def _one_slot_change(older: Memory, newer: Memory, prediction: Prediction) -> Ve
     reading = prediction.slot_reading
     if reading is None or not _dated_apart(older, newer) or subjects_apart(older, newer):
         return None
-    changed = reading[LABELS.index("update")] + reading[LABELS.index("contradiction")]
+    changed = _another_value(reading)
     if changed < ONE_SLOT_CHANGE or not _may_read_as_one(older, newer, prediction):
         return None
     if _only_novelty(prediction.signals) and changed < NOVELTY_ONLY_CHANGE:

@@ -23,7 +23,6 @@ ANNOUNCED_WITHIN_SUBJECT = "one subject, announced"
 CORRECTION = "correction"
 LEFT_BEHIND = "left behind"
 OPPOSITE_POLARITY = "opposite polarity"
-RULES = (SLOT_READER, ANNOUNCED_WITHIN_SUBJECT, CORRECTION, LEFT_BEHIND, OPPOSITE_POLARITY)
 
 
 @dataclass(frozen=True)
@@ -52,7 +51,7 @@ class Verdict:
     one_slot: bool = False
     reasons: tuple[str, ...] = ()
     reasoning: str = ""
-    # Which of the classifier's readings decided the pair, when one of its rules did (``RULES``); "" when the
+    # Which of the classifier's readings decided the pair, when one of its rules did (the names above); "" when the
     # network's verdict stands. Stored on the record, so a retirement can be traced to the reading behind it.
     rule: str = ""
     probabilities: dict[str, float] = field(default_factory=dict)
