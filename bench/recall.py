@@ -1297,9 +1297,12 @@ def report(
     bare = [i for i, q in enumerate(generate_questions(args.queries)) if is_subject_lookup(q.text)]
     for r in results:
         given, unread = r.timed["with_vector"].ms, r.timed["no_lookup_reads"].ms
+        # Server timings line up with the questions only when every request answered.
+        served = r.http.server_ms if r.http and not r.http.failures else None
         print(
             f"bare subject look-ups only ({len(bare)} of {args.queries}) at {r.size:,}: vector given"
             f" {p50_p95([given[i] for i in bare])}, without their pair reads {p50_p95([unread[i] for i in bare])}"
+            + (f", HTTP server {p50_p95([served[i] for i in bare])}" if served else "")
         )
     for r in results:
         if r.http and r.http.failures:
