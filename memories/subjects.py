@@ -256,6 +256,10 @@ _AUXILIARIES = frozenset(
         "cannot",
         "couldn't",
         "shouldn't",
+        # "get" as the passive's auxiliary: "Lunch got moved to 1 pm." is about lunch, not a "lunch got".
+        "got",
+        "gets",
+        "gotten",
     ]
 )
 _VERB_BASES = [

@@ -78,6 +78,10 @@ FACTS = [
     ("The user's car was moved to the underground garage.", "", "user", "car location"),
     ("The bikes are kept in the shed.", "", "bikes", "location"),
     ("The standup was moved to Thursday.", "", "standup", "meeting schedule"),  # a time is no place
+    # "get" as the passive's auxiliary ends the subject as "be" does.
+    ("The standup got moved to 10:00.", "", "standup", "meeting schedule"),
+    ("Lunch got moved to 1 pm.", "", "lunch", ""),
+    ("Support hours got extended to 24/5.", "", "support hours", "opening hours"),
 ]
 
 
