@@ -10,6 +10,7 @@ class ConflictsConfig(AppConfig):
         # What conflicts does when memories announces something (memories never imports conflicts).
         from conflicts import retirement, services, tasks
         from conflicts.detection.classifier import classify
+        from conflicts.detection.cross_encoder import SLOT_READER_PATH, load_cross_encoder
         from conflicts.upkeep import unverified
         from memories import hooks
         from memoryhub.warmup import warm_on_start
@@ -27,3 +28,5 @@ class ConflictsConfig(AppConfig):
         warm_on_start(
             "detector", lambda: classify("The API allows 1,000 req/s.", "The API allows 1,000 requests a second.")
         )
+        # The worker's dated pairs and recall's subject lookups read with it: a first lookup would wait for it.
+        warm_on_start("slot reader", lambda: load_cross_encoder(SLOT_READER_PATH))
