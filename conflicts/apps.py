@@ -10,7 +10,7 @@ class ConflictsConfig(AppConfig):
         # What conflicts does when memories announces something (memories never imports conflicts).
         from conflicts import retirement, services, tasks
         from conflicts.detection.classifier import classify
-        from conflicts.detection.cross_encoder import SLOT_READER_PATH, load_cross_encoder
+        from conflicts.detection.cross_encoder import LOOKUP_READER_PATH, SLOT_READER_PATH, load_cross_encoder
         from conflicts.upkeep import unverified
         from memories import hooks
         from memoryhub.warmup import warm_on_start
@@ -28,5 +28,7 @@ class ConflictsConfig(AppConfig):
         warm_on_start(
             "detector", lambda: classify("The API allows 1,000 req/s.", "The API allows 1,000 requests a second.")
         )
-        # The worker's dated pairs and recall's subject lookups read with it: a first lookup would wait for it.
+        # The worker's dated pairs are read by the slot reader, recall's subject lookups by the lookup reader:
+        # a first check or lookup would otherwise wait for its model.
         warm_on_start("slot reader", lambda: load_cross_encoder(SLOT_READER_PATH))
+        warm_on_start("lookup reader", lambda: load_cross_encoder(LOOKUP_READER_PATH))

@@ -335,14 +335,18 @@ def _one_slot_each(
 
 
 def another_value_readings(pairs: Sequence[tuple[Memory, Memory]]) -> list[float]:
-    """How sure the slot reader is that each (older, newer) pair gives one subject another value.
+    """How sure the readers are that each (older, newer) pair gives one subject another value.
 
-    Its "update" plus "contradiction", from the texts alone; 0 without a reading where the facts are
-    known to be two subjects (:func:`subjects_apart`) or the newer one names another thing by a word
-    of the older one's ("Team lunch is on Wednesdays." / "The team offsite moved to Friday."). Recall
-    orders a subject lookup's hits by it (``recall.hybrid``); nothing is retired on it. A reading costs
-    about 30 ms on one core, so the last ``READINGS_KEPT`` are kept by text: a subject asked about
-    again is not read again.
+    Two readers read each pair, and the surer one counts: the slot reader (the worker's) and the lookup
+    reader, its recipe with pairs of stages added ("Bug MOB-88: the Android app crashes on login." →
+    "MOB-88 fixed in app version 3.4.1."). Each sees changes the other misses. The lookup reader retires
+    more, and some of it wrongly, so the worker never reads with it (``cross_encoder.LOOKUP_READER_PATH``;
+    docs/DETECTION.md). The reading is "update" plus "contradiction", from the texts alone; 0 without a
+    reading where the facts are known to be two subjects (:func:`subjects_apart`) or the newer one names
+    another thing by a word of the older one's ("Team lunch is on Wednesdays." / "The team offsite moved
+    to Friday."). Recall orders a subject lookup's hits by it (``recall.hybrid``); nothing is retired on it.
+    A reading costs about 10–30 ms on one core per reader, so the last ``READINGS_KEPT`` are kept by text:
+    a subject asked about again is not read again.
     """
     texts: list[tuple[str, str] | None] = [
         None
@@ -354,8 +358,14 @@ def another_value_readings(pairs: Sequence[tuple[Memory, Memory]]) -> list[float
     with _readings_lock:
         unread = list(dict.fromkeys(t for t in texts if t is not None and t not in _readings))
     if unread:
-        reader = cross_encoder.load_cross_encoder(cross_encoder.SLOT_READER_PATH)
-        read = [_another_value(reading) for reading in reader.probabilities(unread)]
+        read = [
+            max(_another_value(by_slots), _another_value(by_stages))
+            for by_slots, by_stages in zip(
+                cross_encoder.load_cross_encoder(cross_encoder.SLOT_READER_PATH).probabilities(unread),
+                cross_encoder.load_cross_encoder(cross_encoder.LOOKUP_READER_PATH).probabilities(unread),
+                strict=True,
+            )
+        ]
         with _readings_lock:
             for text_pair, value in zip(unread, read, strict=True):
                 _readings[text_pair] = value

@@ -59,6 +59,9 @@ if TYPE_CHECKING:
 
 WEIGHTS_PATH = Path(__file__).parent / "weights" / "cross_encoder.onnx"
 SLOT_READER_PATH = WEIGHTS_PATH.with_name("slot_reader.onnx")
+# The slot reader's recipe with pairs of stages added (an incident opened, then resolved): beside the slot
+# reader it reads recall's subject lookups, which only order results. It retires nothing (docs/DETECTION.md).
+LOOKUP_READER_PATH = WEIGHTS_PATH.with_name("lookup_reader.onnx")
 WORDS_FILE = "cross_encoder_words.npy"
 TOKENIZER_FILE = "cross_encoder_tokenizer.json.gz"
 # Relative positions beyond ±128 fall into DeBERTa's log buckets, which this graph does not
@@ -239,7 +242,7 @@ def read_again(
     )
 
 
-@lru_cache(maxsize=2)
+@lru_cache(maxsize=3)
 def load_cross_encoder(model_path: Path = WEIGHTS_PATH) -> CrossEncoder:
-    """A shipped cross-encoder (the pair reader, or the slot reader), loaded once per process on first use."""
+    """A shipped cross-encoder (the pair reader, the slot reader or the lookup reader), loaded once per process."""
     return CrossEncoder(model_path, threads=settings.MEMORYHUB_EMBEDDER_THREADS)

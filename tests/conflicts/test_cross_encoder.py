@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -8,6 +10,7 @@ import pytest
 from conflicts.detection.classifier import TIER, TIER_READ, PairInput, classify_pairs
 from conflicts.detection.cross_encoder import (
     CONSULT_FROM,
+    LOOKUP_READER_PATH,
     SLOT_READER_PATH,
     WEIGHTS_PATH,
     load_cross_encoder,
@@ -180,13 +183,21 @@ def test_on_dated_pairs_whether_time_passed_stays_the_network_s_call() -> None:
     np.testing.assert_allclose(dated[0, :3] / dated[0, :3].sum(), mixed / mixed.sum(), rtol=1e-5)
 
 
-def test_the_slot_reader_shares_the_pair_readers_word_table_and_tokenizer() -> None:
-    # One 49 MB table and one tokenizer serve both readers: the slot reader's metadata must name the same bytes.
-    pair_reader, slot_reader = (
-        json.loads(path.with_suffix(".json").read_text()) for path in (WEIGHTS_PATH, SLOT_READER_PATH)
-    )
+@pytest.mark.parametrize("reader_path", [SLOT_READER_PATH, LOOKUP_READER_PATH])
+def test_the_slot_and_lookup_readers_share_the_pair_readers_word_table_and_tokenizer(reader_path: Path) -> None:
+    # One 49 MB table and one tokenizer serve every reader: each reader's metadata must name the same bytes.
+    pair_reader, reader = (json.loads(path.with_suffix(".json").read_text()) for path in (WEIGHTS_PATH, reader_path))
 
-    assert slot_reader["word_table"] == pair_reader["word_table"]
-    assert slot_reader["tokenizer"] == pair_reader["tokenizer"]
-    assert slot_reader["labels"] == list(LABELS)
-    assert load_cross_encoder(SLOT_READER_PATH) is not load_cross_encoder()
+    assert reader["word_table"] == pair_reader["word_table"]
+    assert reader["tokenizer"] == pair_reader["tokenizer"]
+    assert reader["labels"] == list(LABELS)
+    assert load_cross_encoder(reader_path) is not load_cross_encoder()
+
+
+def test_the_lookup_reader_learnt_from_every_pair_of_the_lookup_pairs_file() -> None:
+    data = json.loads(LOOKUP_READER_PATH.with_suffix(".json").read_text())["training_data"]
+    pairs_file = Path(__file__).resolve().parents[2] / "training" / "data" / "lookup-pairs-train.jsonl"
+    labels = Counter(json.loads(line)["label"] for line in pairs_file.read_text().splitlines())
+
+    assert data["files"][-1] == pairs_file.name
+    assert data["counts"]["slots"] == dict(labels)

@@ -457,6 +457,8 @@ def test_recency_does_not_lift_a_newer_fact_unrelated_to_the_query(workspace: Wo
             "Errors are reported to Sentry.",
             "Crash reports now go to Bugsnag; the Sentry project is archived.",
         ),
+        # A later stage of one thing: the lookup reader reads it (0.97); the slot reader does not (0.01).
+        ("Android login crash", "Bug MOB-88: the Android app crashes on login.", "MOB-88 fixed in app version 3.4.1."),
     ],
 )
 def test_a_subject_lookup_puts_a_newer_fact_read_as_another_value_of_the_top_hit_first(

@@ -21,9 +21,9 @@ def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> str:
 
 class Command(BaseCommand):
     help = (
-        "Turn the hand-written stories (training/data/stories-own/*.txt), probe pairs (probes-own.txt) and slot "
-        "pairs (slot-pairs/*.txt) into JSON Lines, split dev/validation by a fixed seed (slot pairs: train/"
-        "validation by a hash of their texts), and print each file's sha256. "
+        "Turn the hand-written stories (training/data/stories-own/*.txt), probe pairs (probes-own.txt), slot "
+        "pairs (slot-pairs/*.txt) and stage pairs (stage-pairs/*.txt) into JSON Lines, split dev/validation by a "
+        "fixed seed (slot and stage pairs: train/validation by a hash of their texts), and print each file's sha256. "
         "Deterministic: the same sources always give the same files."
     )
 
@@ -36,15 +36,26 @@ class Command(BaseCommand):
         if not sources:
             raise CommandError(f"{data / 'stories-own'}: no *.txt sources")
         slot_sources = sorted((data / "slot-pairs").glob("*.txt"))
+        # Pairs of stages (an incident opened, then resolved) teach the lookup reader only. Read after the slot
+        # pairs, in one pass, so the slot pairs' drawn dates stay what they were without them.
+        stage_sources = sorted((data / "stage-pairs").glob("*.txt"))
         try:
             stories = parse_source("\n".join(path.read_text() for path in sources))
             probes = parse_probes((data / "probes-own.txt").read_text())
-            slots = parse_slot_pairs([(path.stem, path.read_text()) for path in slot_sources])
+            pairs = parse_slot_pairs([(path.stem, path.read_text()) for path in slot_sources + stage_sources])
         except (SourceError, SlotPairError) as exc:
             raise CommandError(str(exc)) from exc
+        stage_names = {path.stem for path in stage_sources}
+
+        def of_stages(row: dict[str, Any]) -> bool:  # a row's id is "slots-<source>-<line>"
+            return row["id"].removeprefix("slots-").rsplit("-", 1)[0] in stage_names
+
+        slots = [row for row in pairs if not of_stages(row)]
+        stages = [row for row in pairs if of_stages(row)]
         story_dev, story_validation = split(stories)
         probe_dev, probe_validation = split_probes(probes)
         slot_train, slot_validation = split_slot_pairs(slots)
+        stage_train, stage_validation = split_slot_pairs(stages)
         outputs = {
             "stories-own-dev.jsonl": story_dev,
             "stories-own-validation.jsonl": story_validation,
@@ -52,6 +63,9 @@ class Command(BaseCommand):
             "probes-validation.jsonl": probe_validation,
             "slot-pairs-train.jsonl": slot_train,
             "slot-pairs-validation.jsonl": slot_validation,
+            # The lookup reader learns from both (train_cross_encoder --slots lookup-pairs-train.jsonl).
+            "lookup-pairs-train.jsonl": slot_train + stage_train,
+            "stage-pairs-validation.jsonl": stage_validation,
         }
         for name, rows in outputs.items():
             digest = _write_jsonl(data / name, rows)
