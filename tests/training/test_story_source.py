@@ -19,6 +19,8 @@ FROZEN = {
     "probes-validation.jsonl": "c58ea337a627eeb3836770e23239d2ded25b883b71455911039364e88abee0bc",
     # Frozen on 2026-11-26 (training/slot_pairs.py).
     "slot-pairs-validation.jsonl": "0badc296ffda7f6b48f204325aa985356d693e796178449a3cc44cb8cc0b2a1f",
+    # Frozen on 2026-11-29 (docs/DETECTION.md, "A slot reader retrained with pairs of stages").
+    "stage-pairs-validation.jsonl": "7b23749e36d6079f5a66d6d57e15cf6db52945b07b0af250e248bf068dc3cae9",
 }
 
 STORY = """
@@ -96,6 +98,7 @@ def test_the_committed_files_are_what_the_sources_give_and_validation_is_frozen(
     shutil.copytree(DATA / "stories-own", tmp_path / "stories-own")
     shutil.copy(DATA / "probes-own.txt", tmp_path)
     shutil.copytree(DATA / "slot-pairs", tmp_path / "slot-pairs")
+    shutil.copytree(DATA / "stage-pairs", tmp_path / "stage-pairs")
     call_command("build_stories", "--data", str(tmp_path), stdout=StringIO())
 
     built = (
@@ -105,6 +108,8 @@ def test_the_committed_files_are_what_the_sources_give_and_validation_is_frozen(
         "probes-validation.jsonl",
         "slot-pairs-train.jsonl",
         "slot-pairs-validation.jsonl",
+        "lookup-pairs-train.jsonl",
+        "stage-pairs-validation.jsonl",
     )
     for name in built:
         assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), name
