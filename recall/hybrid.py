@@ -356,7 +356,7 @@ def ranked_pool(
         grouping = SUBJECT_LOOKUP_COSINE if lookup else DUPLICATE_COSINE
         read = set()
         if lookup and LOOKUP_PAIRS_READ and period is None and not latest:
-            read = _another_value_read(top[:LOOKUP_READ_HITS])
+            read = _another_value_read(top[:LOOKUP_READ_HITS], query.query)
             for older, newer in read:
                 _answers_as_well(top[newer], top[older], weights)
         _add_subject_recency(top, weights.recency, period, latest=latest, subject_cosine=grouping, linked=read)
@@ -922,22 +922,34 @@ def _add_subject_recency(
             hit.score += weight * within * hit.parts.reliability_factor
 
 
-def _another_value_read(hits: list[Hit]) -> set[tuple[int, int]]:
-    """(0, j): the later hits the slot reader reads as another value of the first hit's subject.
+def _another_value_read(hits: list[Hit], lookup: str = "") -> set[tuple[int, int]]:
+    """(0, j): the later hits the readers read as another value of the first hit's subject.
 
     Only the first hit is read against the others, and only a claim a day or more newer than it: a
-    lookup whose first hit is its newest statement reads nothing.
+    lookup whose first hit is its newest statement reads nothing. A lookup that names an identifier
+    ("PR #4412", "INC-2291 status") is answered by facts that name it: nothing is read unless the first
+    hit names it, and a later hit that leaves it out is not read ("The fix for the login bug landed in PR
+    #5120." is no newer state of PR #4412, whatever it says of the bug).
     """
     first = hits[0].memory if hits else None
-    if first is None or not is_claim(first.speech_act):
+    named = _identifiers_named(lookup)
+    if first is None or not is_claim(first.speech_act) or not named <= _identifiers_named(first.text):
         return set()
     later = [
         j
         for j, hit in enumerate(hits[1:], start=1)
-        if is_claim(hit.memory.speech_act) and hit.memory.valid_from - first.valid_from >= classifier.SAME_DAY
+        if is_claim(hit.memory.speech_act)
+        and hit.memory.valid_from - first.valid_from >= classifier.SAME_DAY
+        and named <= _identifiers_named(hit.memory.text)
     ]
     readings = classifier.another_value_readings([(first, hits[j].memory) for j in later])
     return {(0, j) for j, changed in zip(later, readings, strict=True) if changed >= classifier.ONE_SLOT_CHANGE}
+
+
+def _identifiers_named(text: str) -> set[str]:
+    """The words of ``text`` with a digit in them, lower case, without the punctuation around them
+    ("PR #4412" → {"4412"}, "db-eu-west-3.internal" → {"db-eu-west-3.internal"})."""
+    return {word.strip(".,;:!?()[]'\"#").lower() for word in text.split() if _has_digit(word)} - {""}
 
 
 def _answers_as_well(newer: Hit, older: Hit, weights: Weights) -> None:

@@ -498,6 +498,35 @@ def test_a_subject_lookup_keeps_its_top_hit_above_a_newer_fact_about_something_e
     assert hits[0].memory.pk == older.pk
 
 
+@pytest.mark.parametrize(
+    ("lookup", "older_text", "newer_text"),
+    [
+        (
+            "3fa91c2",
+            "Commit 3fa91c2 introduced the race condition in the scheduler.",
+            "The race condition in the scheduler was fixed by commit 9bd0e11.",
+        ),
+        (
+            "billing v3.2.0",
+            "Release v3.2.0 of billing introduced the rounding errors in tax totals.",
+            "Billing v3.2.4 fixed the rounding errors in tax totals.",
+        ),
+    ],
+)
+def test_a_lookup_for_an_identifier_is_answered_by_the_fact_that_names_it(
+    workspace: Workspace, monkeypatch: pytest.MonkeyPatch, lookup: str, older_text: str, newer_text: str
+) -> None:
+    # The lookup reader reads the bug's fix as a later stage (0.82, 0.98), but the lookup asks about the commit.
+    older = remember(workspace, older_text, valid_from=day(2))
+    newer = remember(workspace, newer_text, valid_from=day(5))
+    query = RecallQuery(query=lookup, touch=False)
+
+    assert ids(recall(workspace=workspace, query=query))[0] == older.pk
+
+    monkeypatch.setattr(hybrid, "_identifiers_named", lambda text: set())
+    assert ids(recall(workspace=workspace, query=query))[0] == newer.pk, "read without the identifier, it lifts"
+
+
 def test_only_a_bare_subject_lookup_reads_its_hits_and_only_facts_a_day_or_more_apart(
     workspace: Workspace, monkeypatch: pytest.MonkeyPatch
 ) -> None:
