@@ -448,6 +448,10 @@ def test_recency_does_not_lift_a_newer_fact_unrelated_to_the_query(workspace: Wo
     assert hits[0].parts.recency < max(h.parts.recency for h in hits)
 
 
+def _three_days_apart(workspace: Workspace, older_text: str, newer_text: str) -> tuple[Memory, Memory]:
+    return remember(workspace, older_text, valid_from=day(2)), remember(workspace, newer_text, valid_from=day(5))
+
+
 @pytest.mark.parametrize(
     ("lookup", "older_text", "newer_text"),
     [
@@ -465,8 +469,7 @@ def test_a_subject_lookup_puts_a_newer_fact_read_as_another_value_of_the_top_hit
     workspace: Workspace, monkeypatch: pytest.MonkeyPatch, lookup: str, older_text: str, newer_text: str
 ) -> None:
     # Nothing retired the older fact (no detection ran): ranking alone puts it first on its words.
-    older = remember(workspace, older_text, valid_from=day(2))
-    newer = remember(workspace, newer_text, valid_from=day(5))
+    older, newer = _three_days_apart(workspace, older_text, newer_text)
     query = RecallQuery(query=lookup, touch=False)
     monkeypatch.setattr(hybrid, "LOOKUP_PAIRS_READ", False)
     assert ids(recall(workspace=workspace, query=query)) == [older.pk, newer.pk]
@@ -517,8 +520,7 @@ def test_a_lookup_for_an_identifier_is_answered_by_the_fact_that_names_it(
     workspace: Workspace, monkeypatch: pytest.MonkeyPatch, lookup: str, older_text: str, newer_text: str
 ) -> None:
     # The lookup reader reads the bug's fix as a later stage (0.82, 0.98), but the lookup asks about the commit.
-    older = remember(workspace, older_text, valid_from=day(2))
-    newer = remember(workspace, newer_text, valid_from=day(5))
+    older, newer = _three_days_apart(workspace, older_text, newer_text)
     query = RecallQuery(query=lookup, touch=False)
 
     assert ids(recall(workspace=workspace, query=query))[0] == older.pk
