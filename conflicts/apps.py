@@ -13,7 +13,7 @@ class ConflictsConfig(AppConfig):
         from conflicts.detection.cross_encoder import LOOKUP_READER_PATH, SLOT_READER_PATH, load_cross_encoder
         from conflicts.upkeep import unverified
         from memories import hooks
-        from memoryhub.warmup import warm_on_start
+        from memoryhub.warmup import WEB, warm_on_start
 
         hooks.facts_embedded.subscribe(tasks.enqueue_detection)
         hooks.fact_reinforced.subscribe(services.uncertainties_resolve_on_reinforce)
@@ -28,7 +28,7 @@ class ConflictsConfig(AppConfig):
         warm_on_start(
             "detector", lambda: classify("The API allows 1,000 req/s.", "The API allows 1,000 requests a second.")
         )
-        # The worker's dated pairs are read by the slot reader, recall's subject lookups by the lookup reader:
-        # a first check or lookup would otherwise wait for its model.
+        # Recall's subject lookups (web) read with both readers; only the worker's checks read dated pairs with
+        # the slot reader (none on the request path), so the worker loads no lookup reader.
         warm_on_start("slot reader", lambda: load_cross_encoder(SLOT_READER_PATH))
-        warm_on_start("lookup reader", lambda: load_cross_encoder(LOOKUP_READER_PATH))
+        warm_on_start("lookup reader", lambda: load_cross_encoder(LOOKUP_READER_PATH), processes=(WEB,))

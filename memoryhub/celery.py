@@ -10,7 +10,7 @@ from celery.signals import worker_init, worker_process_init
 from django.conf import settings
 from kombu.transport import sqlalchemy as sql_transport
 
-from memoryhub.warmup import warm
+from memoryhub.warmup import WORKER, warm
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
 
@@ -36,7 +36,7 @@ def _load_models(**kwargs: object) -> None:
     ``run_hub`` waits for the file named by ``MEMORYHUB_WORKER_READY_FILE`` before it says the hub is up.
     """
     if settings.MEMORYHUB_WARM_MODELS:
-        warm()
+        warm(WORKER)
     if ready_file := os.environ.get("MEMORYHUB_WORKER_READY_FILE"):
         Path(ready_file).touch()
 

@@ -2,9 +2,10 @@
 
 An app registers what its processes should load once, at start (the embedder,
 the subject reader's lexicon, the classifier, the cross-encoder), in
-``AppConfig.ready()``; the Celery worker loads everything when its process
-starts and each web process in a background thread (``memoryhub/wsgi.py``), so
-start-up stays fast and the first synchronous check answers within its time box.
+``AppConfig.ready()``, each for the processes that use it (web, worker or
+both); the Celery worker loads its models when its process starts and each web
+process in a background thread (``memoryhub/wsgi.py``), so start-up stays fast
+and the first synchronous check answers within its time box.
 """
 
 from __future__ import annotations
@@ -16,17 +17,22 @@ from collections.abc import Callable
 
 logger = logging.getLogger(__name__)
 
-_loaders: dict[str, Callable[[], object]] = {}
+WEB = "web"
+WORKER = "worker"
+_loaders: dict[str, tuple[Callable[[], object], frozenset[str]]] = {}
 
 
-def warm_on_start(name: str, load: Callable[[], object]) -> None:
-    _loaders[name] = load
+def warm_on_start(name: str, load: Callable[[], object], *, processes: tuple[str, ...] = (WEB, WORKER)) -> None:
+    """Register ``load`` for the processes that use the model (web, worker, or both)."""
+    _loaders[name] = (load, frozenset(processes))
 
 
-def warm() -> dict[str, float]:
-    """Run every registered loader; seconds each took. A loader that fails is logged, not fatal."""
+def warm(process: str | None = None) -> dict[str, float]:
+    """Run the loaders registered for ``process`` (None: all); seconds each took. A failure is logged, not fatal."""
     took = {}
-    for name, load in list(_loaders.items()):
+    for name, (load, processes) in list(_loaders.items()):
+        if process is not None and process not in processes:
+            continue
         started = time.monotonic()
         try:
             load()
@@ -39,7 +45,7 @@ def warm() -> dict[str, float]:
     return took
 
 
-def warm_in_background() -> threading.Thread:
-    thread = threading.Thread(target=warm, name="memoryhub-warmup", daemon=True)
+def warm_in_background(process: str) -> threading.Thread:
+    thread = threading.Thread(target=warm, args=(process,), name="memoryhub-warmup", daemon=True)
     thread.start()
     return thread

@@ -5,7 +5,7 @@ import os
 from django.conf import settings
 from django.core.wsgi import get_wsgi_application
 
-from memoryhub.warmup import warm_in_background
+from memoryhub.warmup import WEB, warm_in_background
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "memoryhub.settings")
 
@@ -13,4 +13,4 @@ application = get_wsgi_application()
 
 if settings.MEMORYHUB_WARM_MODELS:
     # The first synchronous check then finds the models loaded; serving starts at once.
-    warm_in_background()
+    warm_in_background(WEB)
