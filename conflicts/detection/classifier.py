@@ -105,6 +105,9 @@ UNANNOUNCED_UPDATE = 0.9
 # must be this sure.
 NOVELTY_MARKERS = frozenset(["new", "newly", "just", "recently", "latest"])
 NOVELTY_ONLY_CHANGE = 0.9
+# Recall's subject lookups ask the slot reader about a pair only where the lookup reader gives it at least
+# this chance of another value, and less than ``ONE_SLOT_CHANGE`` (``another_value_readings``).
+LOOKUP_READER_UNSURE = 0.1
 
 
 @dataclass(frozen=True)
@@ -337,15 +340,16 @@ def _one_slot_each(
 def another_value_readings(pairs: Sequence[tuple[Memory, Memory]]) -> list[float]:
     """How sure the readers are that each (older, newer) pair gives one subject another value.
 
-    Two readers read each pair, and the surer one counts: the slot reader (the worker's) and the lookup
-    reader, its recipe with pairs of stages added ("Bug MOB-88: the Android app crashes on login." →
-    "MOB-88 fixed in app version 3.4.1."). Each sees changes the other misses. The lookup reader retires
+    Two readers read a pair, and the surer one counts: the lookup reader, the slot reader's recipe with pairs
+    of stages added ("Bug MOB-88: the Android app crashes on login." → "MOB-88 fixed in app version 3.4.1."),
+    and where it is unsure, the slot reader (the worker's; :func:`_read_by_stages_then_slots`). Each sees
+    changes the other misses. The lookup reader retires
     more, and some of it wrongly, so the worker never reads with it (``cross_encoder.LOOKUP_READER_PATH``;
     docs/DETECTION.md). The reading is "update" plus "contradiction", from the texts alone; 0 without a
     reading where the facts are known to be two subjects (:func:`subjects_apart`) or the newer one names
     another thing by a word of the older one's ("Team lunch is on Wednesdays." / "The team offsite moved
     to Friday."). Recall orders a subject lookup's hits by it (``recall.hybrid``); nothing is retired on it.
-    A reading costs about 10–30 ms on one core per reader, so the last ``READINGS_KEPT`` are kept by text:
+    A reading costs about 10–20 ms on one core per reader, so the last ``READINGS_KEPT`` are kept by text:
     a subject asked about again is not read again.
     """
     texts: list[tuple[str, str] | None] = [
@@ -358,14 +362,7 @@ def another_value_readings(pairs: Sequence[tuple[Memory, Memory]]) -> list[float
     with _readings_lock:
         unread = list(dict.fromkeys(t for t in texts if t is not None and t not in _readings))
     if unread:
-        read = [
-            max(_another_value(by_slots), _another_value(by_stages))
-            for by_slots, by_stages in zip(
-                cross_encoder.load_cross_encoder(cross_encoder.SLOT_READER_PATH).probabilities(unread),
-                cross_encoder.load_cross_encoder(cross_encoder.LOOKUP_READER_PATH).probabilities(unread),
-                strict=True,
-            )
-        ]
+        read = _read_by_stages_then_slots(unread)
         with _readings_lock:
             for text_pair, value in zip(unread, read, strict=True):
                 _readings[text_pair] = value
@@ -378,6 +375,26 @@ def another_value_readings(pairs: Sequence[tuple[Memory, Memory]]) -> list[float
 READINGS_KEPT = 4096
 _readings: OrderedDict[tuple[str, str], float] = OrderedDict()
 _readings_lock = threading.Lock()
+
+
+def _read_by_stages_then_slots(pairs: list[tuple[str, str]]) -> list[float]:
+    """The lookup reader reads every pair; the slot reader only those it is unsure of.
+
+    Where the lookup reader already reads another value (≥ ``ONE_SLOT_CHANGE``) the slot reader could only
+    agree, and where it gives less than ``LOOKUP_READER_UNSURE`` the slot reader rarely differs (dev and shared
+    dev stories: of 61 pairs read, the one the slot reader alone read as another value the lookup reader gave
+    0.37). Each reading skipped is one run of a reader, 10–20 ms on one core (docs/BENCHMARKS.md).
+    """
+    by_stages = [
+        _another_value(reading)
+        for reading in cross_encoder.load_cross_encoder(cross_encoder.LOOKUP_READER_PATH).probabilities(pairs)
+    ]
+    unsure = [i for i, value in enumerate(by_stages) if LOOKUP_READER_UNSURE <= value < ONE_SLOT_CHANGE]
+    if unsure:
+        slot_reader = cross_encoder.load_cross_encoder(cross_encoder.SLOT_READER_PATH)
+        for i, reading in zip(unsure, slot_reader.probabilities([pairs[i] for i in unsure]), strict=True):
+            by_stages[i] = max(by_stages[i], _another_value(reading))
+    return by_stages
 
 
 def _another_value(reading: Sequence[float]) -> float:

@@ -1,13 +1,22 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
+from collections import Counter, OrderedDict
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conflicts.detection.classifier import TIER, TIER_READ, PairInput, classify_pairs
+from conflicts.detection import classifier
+from conflicts.detection.classifier import (
+    LOOKUP_READER_UNSURE,
+    ONE_SLOT_CHANGE,
+    TIER,
+    TIER_READ,
+    PairInput,
+    another_value_readings,
+    classify_pairs,
+)
 from conflicts.detection.cross_encoder import (
     CONSULT_FROM,
     LOOKUP_READER_PATH,
@@ -18,6 +27,8 @@ from conflicts.detection.cross_encoder import (
 )
 from conflicts.detection.network import LABELS
 from conflicts.detection.verdict import Relation
+from memories.models import Memory
+from memories.subjects import subject_of
 
 DUPLICATE = LABELS.index("duplicate")
 
@@ -201,3 +212,29 @@ def test_the_lookup_reader_learnt_from_every_pair_of_the_lookup_pairs_file() -> 
 
     assert data["files"][-1] == pairs_file.name
     assert data["counts"]["slots"] == dict(labels)
+
+
+def _fact(text: str) -> Memory:
+    return Memory(text=text, subject_entity=subject_of(text).entity, agent="agent")
+
+
+def test_a_lookup_pair_goes_to_the_slot_reader_only_where_the_lookup_reader_is_unsure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    unsure = ("Errors are reported to Sentry.", "Crash reports now go to Bugsnag; the Sentry project is archived.")
+    staged = ("Bug MOB-88: the Android app crashes on login.", "MOB-88 fixed in app version 3.4.1.")
+    unrelated = ("Team lunch is on Wednesdays at the Thai place.", "The VPN config lives in 1Password.")
+    slot_reader = load_cross_encoder(SLOT_READER_PATH)
+    read_by_slots: list[tuple[str, str]] = []
+    read = slot_reader.probabilities
+    monkeypatch.setattr(slot_reader, "probabilities", lambda pairs: read_by_slots.extend(pairs) or read(pairs))
+    monkeypatch.setattr(classifier, "_readings", OrderedDict())
+
+    readings = another_value_readings([(_fact(a), _fact(b)) for a, b in (unsure, staged, unrelated)])
+
+    # The lookup reader gives the Sentry pair a small chance (0.16) and the slot reader reads it (0.81);
+    # it is sure of the stages and of the unrelated pair, and the slot reader never sees them.
+    assert read_by_slots == [unsure]
+    assert readings[0] >= ONE_SLOT_CHANGE
+    assert readings[1] >= ONE_SLOT_CHANGE
+    assert readings[2] < LOOKUP_READER_UNSURE
