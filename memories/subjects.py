@@ -709,6 +709,9 @@ def _read(text: str) -> tuple[str, str]:
         return entity, attribute
     if len(subject_words) > 10:
         return "", _attribute_from(predicate, "")  # no verb found where a subject should end: unknown
+    if subject_words[-1].lower().replace("’", "'").endswith("'s"):
+        # Nothing owned after it: "The user's moving to Berlin" is "the user is", not "the user's".
+        subject_words = [*subject_words[:-1], subject_words[-1][:-2]]
     subject_phrase = " ".join(subject_words)
     lowered = subject_phrase.lower()
     # "The user says they moved …": "they" is the one reported.
@@ -727,6 +730,9 @@ def _read(text: str) -> tuple[str, str]:
         owned = acted_on.group("owned")
         return normalise_entity(acted_on.group("owner")), _attribute_from(predicate, "") or canonical_attribute(owned)
     entity, owned = _split_owner(entity)
+    changed = _CHANGED_THING.match(predicate)
+    if not owned and changed and changed["thing"].split()[0] not in _NOT_A_THING:
+        owned = changed["thing"]  # "The user switched running shoes to Hoka": the user's running shoes changed
     named = _NAMED_COMPLEMENT.match(predicate)
     if owned == "" and "'s " in entity and named:
         # "The user's manager is Dana": the manager is what is said about the user.
@@ -751,6 +757,14 @@ def _read(text: str) -> tuple[str, str]:
     return entity, attribute
 
 
+# "switched running shoes to Hoka", "changed the standup to 10:00": the subject changed a thing of theirs.
+_NOT_IN_A_THING = r"(?!(?:to|from|into|onto|over|off|of|on|in|at|for|with|by|the|a|an|and|or)\b)"
+_CHANGED_THING = re.compile(
+    r"^(?:(?:now|also|just|recently)\s+)*(?:switched|changed|swapped|moved|upgraded|downgraded)\s+"
+    rf"(?:(?:the|their|his|her|its|our|my)\s+)?(?P<thing>{_NOT_IN_A_THING}[a-z][\w-]*"
+    rf"(?:\s+{_NOT_IN_A_THING}[a-z][\w-]*){{0,2}}?)\s+(?:to|from|over\s+to|into)\b"
+)
+_NOT_A_THING = frozenset(["back", "it", "them", "everything", "over", "away", "out", "in", "up"])
 # "was moved to the garage", "is now kept in the shed": a thing put somewhere by someone.
 _PLACED = re.compile(
     r"^(?:was|were|is|are|has been|have been|got)\s+(?:now\s+)?(?:moved|taken|parked|stored|kept|towed|brought|"
@@ -827,8 +841,11 @@ def _strip_preamble(sentence: str) -> str:
 
 def _subject_end(tokens: list[str]) -> int:
     """Index of the first verb-like token: where the subject noun phrase ends (0: no subject)."""
+    possessed = -1  # the index of a word a possessive owns ("the user's running shoes"): a noun, not a verb
     for index, token in enumerate(tokens):
         word = token.lower().replace("’", "'")
+        if index == possessed:
+            continue
         if index == 0 and (word in _VERBS or word in _DECISION_VERBS) and not _reads_as_noun(tokens, 0):
             return 0  # "Moved the broker …", "Switching to …", "Scratch the plan …"
         if index == 0 and len(word) > 4 and word.endswith("ed") and len(tokens) > 1 and _names_a_thing(tokens[1]):
@@ -859,7 +876,9 @@ def _subject_end(tokens: list[str]) -> int:
         ):
             return index  # "Kafka expanded to 9 brokers", "Services communicate through NATS"
         if index > 0 and word.endswith("'s") and index + 1 < len(tokens) and tokens[index + 1].lower() in _VERBS:
-            return index + 1
+            if not _possessed_noun(tokens, index + 1):
+                return index + 1  # "The user's moving to Berlin": "'s" is "is"
+            possessed = index + 1
     # No verb: "smart_inbox at 95%" — the subject ends at its first preposition.
     for index, token in enumerate(tokens):
         if index > 0 and token.lower() in _PREPOSITIONS | {"to", "with", "from"}:
@@ -1034,6 +1053,20 @@ _DECISION_VERBS = frozenset(
 _DETERMINER_LIKE = _DETERMINERS | frozenset(["to", "no", "not", "every", "more", "less"])
 
 
+def _possessed_noun(tokens: list[str], index: int) -> bool:
+    """A word that can be a verb, after "X's", is the thing X owns where a verb or a noun follows it: "the
+    user's email is …", "the user's running shoes are …". Before an article, a preposition or an adverb it is
+    the verb of "X is" or "X has": "the user's moving to Berlin", "Maria's running a half marathon"."""
+    if index + 1 >= len(tokens):
+        return False
+    following = tokens[index + 1].lower()
+    if following in _AUXILIARIES:
+        return True
+    if not tokens[index + 1].islower() or following in _DETERMINER_LIKE or following in _PREPOSITIONS:
+        return False
+    return following not in ("to", "with", "from") and lexicon().get(following, "").startswith("NN")
+
+
 def _third_person_verb(tokens: list[str], index: int) -> bool:
     """ "User listens to …", "Maya loves the …": an unknown word in -s after a person, before an object."""
     word = tokens[index]
@@ -1066,8 +1099,11 @@ def _reads_as_noun(tokens: list[str], index: int) -> bool:
         and tokens[0].lower() not in _DECISION_VERBS
     ):
         return True  # "Deploy notifications moved …", "Smoke alarms replaced …": a compound noun, then its verb
-    if following[0] in _AUXILIARIES or (following[0] in _VERBS and following[0] not in ("to", "back")):
+    if following[0] in _AUXILIARIES:
         return True
+    if following[0] in _VERBS and following[0] not in ("to", "back"):
+        # … unless a past tense takes a word in -ing as its object: "The user switched running shoes to Hoka".
+        return not (following[0].endswith("ing") and lexicon().get(tokens[index].lower()) in ("VBD", "VBN"))
     if following[0] in ("now", "still", "also", "currently", "just") and len(following) > 1:
         # "API gateway logs now go to Loki": a noun, an adverb, then its verb.
         return following[1] in _VERBS or _lexicon_verb(following[1], tokens[index])

@@ -66,3 +66,16 @@ def test_a_relative_never_retires_the_users_own_fact(agent: AgentClient, worker:
     assert Memory.objects.get(pk=user["id"]).superseded_by_id is None
     assert Memory.objects.get(pk=user["id"]).reliability == "reliable"
     assert not Event.objects.filter(verb__in=["conflict.temporal_supersede", "conflict.merge_duplicate"]).exists()
+
+
+def test_a_thing_of_the_users_never_retires_another_that_shares_a_word(agent: AgentClient, worker: Any) -> None:
+    # "running" reads as a verb after "user's"; the two facts are about two things of the user's.
+    shoes = agent.commit("The user's running shoes are Asics Novablast.", valid_from="2026-01-05T09:00:00Z")
+    _checked(shoes["id"])
+    club = agent.commit("The user's running club moved to Saturday mornings.", valid_from="2026-04-06T09:00:00Z")
+    _checked(shoes["id"], club["id"])
+
+    old, new = Memory.objects.get(pk=shoes["id"]), Memory.objects.get(pk=club["id"])
+    assert (old.subject_attribute, new.subject_attribute) == ("running shoes", "running club")
+    assert old.superseded_by_id is None
+    assert not Event.objects.filter(verb__in=["conflict.temporal_supersede", "conflict.merge_duplicate"]).exists()

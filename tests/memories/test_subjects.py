@@ -82,6 +82,18 @@ FACTS = [
     ("The standup got moved to 10:00.", "", "standup", "meeting schedule"),
     ("Lunch got moved to 1 pm.", "", "lunch", ""),
     ("Support hours got extended to 24/5.", "", "support hours", "opening hours"),
+    # After a possessive, a word that can be a verb is the thing owned where a noun or a verb follows it…
+    ("The user's running shoes are Asics Novablast.", "", "user", "running shoes"),
+    ("The user's running club moved to Saturday mornings.", "", "user", "running club"),
+    ("The user's email signature now includes their pronouns.", "", "user", "email signature"),
+    # … and the verb of "is" or "has" before an article, a preposition or nothing owned.
+    ("The user's moving to Berlin next month.", "", "user", "home city"),
+    ("Maria's running a half marathon in May.", "", "maria", "exercise"),
+    ("The team's shipping the new API on Friday.", "", "team", ""),
+    # Someone changed a thing of theirs: the thing is what changed.
+    ("The user switched running shoes to Hoka Clifton.", "", "user", "running shoes"),
+    ("The user switched moving company to Bishop's Move.", "", "user", "moving company"),
+    ("The user switched to oat milk.", "", "user", ""),
 ]
 
 
