@@ -30,6 +30,7 @@ from memories.models import (
     Status,
 )
 from memories.selectors import memories_with_unreadable_timestamps
+from memories.subjects import Subject
 from memoryhub.errors import ConflictError, InvalidInput
 from memoryhub.storable import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
 from workspaces.models import Workspace
@@ -633,6 +634,53 @@ EMBEDDING_FIELDS = [
 ]
 # What embedding reads of a fact.
 UNDERSTOOD_FROM = ("id", "text", "key", "workspace_id", "subject_entity", "subject_attribute", "subject_source")
+
+
+SUBJECT_FIELDS = ["subject_entity", "subject_attribute", "subject_source"]
+
+
+@dataclass(frozen=True)
+class SubjectsReread:
+    """One batch of :func:`memories_reread_subjects`: where it ended, and what it read and changed."""
+
+    last: uuid.UUID | None  # the last fact read; the next batch starts after it (None: nothing left)
+    read: int
+    changed: list[tuple[Memory, Subject]]  # each changed fact, with the subject it had before
+
+
+def memories_reread_subjects(*, after: uuid.UUID | None = None, limit: int = 500, save: bool = True) -> SubjectsReread:
+    """Read again what up to ``limit`` facts (after ``after``, in id order) are about, with today's reader.
+
+    An upgrade may read subjects better ("The user's running shoes are …" is about the user's running
+    shoes, not about an entity "user's"); facts stored before it keep what the old reader made of
+    them, and the guard would compare their subjects with newer facts' read another way. A reviewer's
+    correction is kept, and facts not yet embedded are read when they are. Only the subject changes;
+    decisions already taken stay as they are. ``save=False`` reports without writing.
+    """
+    facts = (
+        Memory.objects.exclude(subject_source__in=[subjects.SOURCE_REVIEWER, ""])
+        .order_by("pk")
+        .only("id", "text", "key", *SUBJECT_FIELDS)
+    )
+    if after is not None:
+        facts = facts.filter(pk__gt=after)
+    with transaction.atomic():
+        batch = list((facts.select_for_update(of=("self",)) if save else facts)[:limit])
+        changed: list[tuple[Memory, Subject]] = []
+        for memory in batch:
+            before = memory.subject
+            read = subjects.subject_of(memory.text, memory.key)
+            now = Subject(read.entity[:200], read.attribute[:120], read.source)
+            if now != before:
+                memory.subject_entity, memory.subject_attribute, memory.subject_source = (
+                    now.entity,
+                    now.attribute,
+                    now.source,
+                )
+                changed.append((memory, before))
+        if save and changed:
+            Memory.objects.bulk_update([memory for memory, _ in changed], SUBJECT_FIELDS)
+    return SubjectsReread(batch[-1].pk if batch else None, len(batch), changed)
 
 
 def memory_understand(memory: Memory) -> None:
