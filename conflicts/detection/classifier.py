@@ -343,19 +343,22 @@ def another_value_readings(pairs: Sequence[tuple[Memory, Memory]]) -> list[float
     Two readers read a pair, and the surer one counts: the lookup reader, the slot reader's recipe with pairs
     of stages added ("Bug MOB-88: the Android app crashes on login." → "MOB-88 fixed in app version 3.4.1."),
     and where it is unsure, the slot reader (the worker's; :func:`_read_by_stages_then_slots`). Each sees
-    changes the other misses. The lookup reader retires
-    more, and some of it wrongly, so the worker never reads with it (``cross_encoder.LOOKUP_READER_PATH``;
-    docs/DETECTION.md). The reading is "update" plus "contradiction", from the texts alone; 0 without a
-    reading where the facts are known to be two subjects (:func:`subjects_apart`) or the newer one names
-    another thing by a word of the older one's ("Team lunch is on Wednesdays." / "The team offsite moved
-    to Friday."). Recall orders a subject lookup's hits by it (``recall.hybrid``); nothing is retired on it.
-    A reading costs about 10–20 ms on one core per reader, so the last ``READINGS_KEPT`` are kept by text:
-    a subject asked about again is not read again.
+    changes the other misses. The lookup reader retires more, and some of it wrongly, so the worker never
+    reads with it (``cross_encoder.LOOKUP_READER_PATH``; docs/DETECTION.md).
+
+    The reading is "update" plus "contradiction", from the texts alone. It is 0, without a reading, where
+    the facts are known to be two subjects (:func:`subjects_apart`), where the newer one names another thing
+    by a word of the older one's ("Team lunch is on Wednesdays." / "The team offsite moved to Friday."), or
+    where both name their attribute and the two differ ("The user's running shoes are …" / "The user's
+    running club moved …"). Recall orders a subject lookup's hits by it (``recall.hybrid``); nothing is
+    retired on it. A reading costs about 10–20 ms on one core per reader, so the last ``READINGS_KEPT`` are
+    kept by text: a subject asked about again is not read again.
     """
     texts: list[tuple[str, str] | None] = [
         None
         if subjects_apart(older, newer)
         or another_thing_by_a_shared_word(older.text, older.subject_entity, newer.text, newer.subject_entity)
+        or subjects_agree(older.subject, newer.subject).attribute is False
         else (older.text, newer.text)
         for older, newer in pairs
     ]

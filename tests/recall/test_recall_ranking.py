@@ -483,6 +483,21 @@ def test_a_subject_lookup_puts_a_newer_fact_read_as_another_value_of_the_top_hit
     assert hits[0].parts.lexical >= hits[1].parts.lexical
 
 
+def test_a_subject_lookup_reads_no_newer_fact_about_another_of_the_owners_things(workspace: Workspace) -> None:
+    # The readers read the club's move as another value of the shoes (the user's, both); the subjects
+    # say two attributes of the user's, so the pair is not read and the shoes keep their place.
+    shoes, club = _three_days_apart(
+        workspace,
+        "The user's running shoes are Asics Novablast.",
+        "The user's running club moved to Saturday mornings.",
+    )
+    assert (shoes.subject_attribute, club.subject_attribute) == ("running shoes", "running club")
+
+    hits = recall(workspace=workspace, query=RecallQuery(query="Running shoes", touch=False))
+
+    assert ids(hits)[:2] == [shoes.pk, club.pk]
+
+
 @pytest.mark.parametrize(
     "newer_text",
     [
