@@ -669,26 +669,25 @@ def memories_reread_subjects(*, after: uuid.UUID | None = None, limit: int = 500
         changed: list[tuple[Memory, Subject]] = []
         for memory in batch:
             before = memory.subject
-            read = subjects.subject_of(memory.text, memory.key)
-            now = Subject(read.entity[:200], read.attribute[:120], read.source)
-            if now != before:
-                memory.subject_entity, memory.subject_attribute, memory.subject_source = (
-                    now.entity,
-                    now.attribute,
-                    now.source,
-                )
+            _read_subject(memory)
+            if memory.subject != before:
                 changed.append((memory, before))
         if save and changed:
             Memory.objects.bulk_update([memory for memory, _ in changed], SUBJECT_FIELDS)
     return SubjectsReread(batch[-1].pk if batch else None, len(batch), changed)
 
 
+def _read_subject(memory: Memory) -> None:
+    """Set what the fact is about from its text and key, as this version's reader reads it (not saved)."""
+    subject = subjects.subject_of(memory.text, memory.key)
+    memory.subject_entity, memory.subject_attribute = subject.entity[:200], subject.attribute[:120]
+    memory.subject_source = subject.source
+
+
 def memory_understand(memory: Memory) -> None:
     """Set the fact's subject and speech act (not saved); a reviewer's subject correction is kept."""
     if memory.subject_source != subjects.SOURCE_REVIEWER:
-        subject = subjects.subject_of(memory.text, memory.key)
-        memory.subject_entity, memory.subject_attribute = subject.entity[:200], subject.attribute[:120]
-        memory.subject_source = subject.source
+        _read_subject(memory)
     memory.speech_act = speech_acts.speech_act_of(memory.text, memory.embedding, memory.embedding_model)
 
 

@@ -731,7 +731,7 @@ def _read(text: str) -> tuple[str, str]:
         return normalise_entity(acted_on.group("owner")), _attribute_from(predicate, "") or canonical_attribute(owned)
     entity, owned = _split_owner(entity)
     changed = _CHANGED_THING.match(predicate)
-    if not owned and changed and changed["thing"].split()[0] not in _NOT_A_THING:
+    if not owned and changed:
         owned = changed["thing"]  # "The user switched running shoes to Hoka": the user's running shoes changed
     named = _NAMED_COMPLEMENT.match(predicate)
     if owned == "" and "'s " in entity and named:
@@ -758,13 +758,15 @@ def _read(text: str) -> tuple[str, str]:
 
 
 # "switched running shoes to Hoka", "changed the standup to 10:00": the subject changed a thing of theirs.
+# No word of the thing is a preposition or an article, and it does not open with a word that names nothing
+# ("moved back to", "switched it over to", "changed everything up to").
 _NOT_IN_A_THING = r"(?!(?:to|from|into|onto|over|off|of|on|in|at|for|with|by|the|a|an|and|or)\b)"
+_NOT_A_THING_FIRST = r"(?!(?:back|it|them|everything|away|out|up)\b)"
 _CHANGED_THING = re.compile(
     r"^(?:(?:now|also|just|recently)\s+)*(?:switched|changed|swapped|moved|upgraded|downgraded)\s+"
-    rf"(?:(?:the|their|his|her|its|our|my)\s+)?(?P<thing>{_NOT_IN_A_THING}[a-z][\w-]*"
+    rf"(?:(?:the|their|his|her|its|our|my)\s+)?(?P<thing>{_NOT_A_THING_FIRST}{_NOT_IN_A_THING}[a-z][\w-]*"
     rf"(?:\s+{_NOT_IN_A_THING}[a-z][\w-]*){{0,2}}?)\s+(?:to|from|over\s+to|into)\b"
 )
-_NOT_A_THING = frozenset(["back", "it", "them", "everything", "over", "away", "out", "in", "up"])
 # "was moved to the garage", "is now kept in the shed": a thing put somewhere by someone.
 _PLACED = re.compile(
     r"^(?:was|were|is|are|has been|have been|got)\s+(?:now\s+)?(?:moved|taken|parked|stored|kept|towed|brought|"
@@ -1062,9 +1064,8 @@ def _possessed_noun(tokens: list[str], index: int) -> bool:
     following = tokens[index + 1].lower()
     if following in _AUXILIARIES:
         return True
-    if not tokens[index + 1].islower() or following in _DETERMINER_LIKE or following in _PREPOSITIONS:
-        return False
-    return following not in ("to", "with", "from") and lexicon().get(following, "").startswith("NN")
+    # Articles, prepositions and adverbs carry no noun's tag in the word list; a capitalised word is a name.
+    return tokens[index + 1].islower() and lexicon().get(following, "").startswith("NN")
 
 
 def _third_person_verb(tokens: list[str], index: int) -> bool:
