@@ -11,7 +11,9 @@ the shape most facts have — an optional preamble ("Update:", "From next
 month", "X says that"), a subject noun phrase up to the first verb, and a
 predicate. The subject ends at the first verb: one of the reader's own verbs
 and auxiliaries, else a verb form of Brill's tagger lexicon (``LEXICON``:
-"Kafka expanded to 9 brokers" is about Kafka). The entity is that noun phrase
+"Kafka expanded to 9 brokers" is about Kafka). A note without a subject ("Moved the
+broker off RabbitMQ"), or the team's ("We moved payroll to Deel"), is about the thing
+its verb acts on. The entity is that noun phrase
 (pronouns and "the user" folded to one name); the attribute comes from what
 the predicate says, through a small lexicon of the properties agents keep
 writing about (home city, employer, manager, price, seat count, version,
@@ -505,6 +507,16 @@ _IRREGULAR = [
     "seen",
 ]
 _VERBS = frozenset(form for base in _VERB_BASES for form in _inflections(base)) | frozenset(_IRREGULAR)
+# Verbs by which a note says it changed a thing: in the past tense at the head of a note they are its verb,
+# never a qualifier of a noun ("Moved billing alerts to Opsgenie", "Changed support hours to 8-18").
+_CHANGE_VERB_BASES = (  # noqa: SIM905 - a word list reads better as text
+    "move switch change swap migrate replace upgrade downgrade rename reschedule push hand renew lower raise bump "
+    "extend shorten increase decrease reduce transfer"
+).split()
+_CHANGED_PAST = frozenset(
+    form for base in _CHANGE_VERB_BASES for form in _inflections(base) if form.endswith("d") and form != base
+)
+_CHANGE_VERBS = frozenset(form for base in _CHANGE_VERB_BASES for form in _inflections(base))
 _MODALS_AND_ADVERBS = frozenset(
     ["now", "still", "no", "longer", "also", "just", "already", "currently", "usually", "always", "never", "often"]
 )
@@ -704,9 +716,7 @@ def _read(text: str) -> tuple[str, str]:
         first = predicate_words[0].lower()
         if first.endswith("s") and not first.endswith("ss") and first not in _VERBS:
             return "", _attribute_from(predicate, "")
-        entity = _object_phrase(predicate_words[1:])
-        attribute = _attribute_from(predicate, "")
-        return entity, attribute
+        return _changed_thing(predicate_words, predicate)
     if len(subject_words) > 10:
         return "", _attribute_from(predicate, "")  # no verb found where a subject should end: unknown
     if subject_words[-1].lower().replace("’", "'").endswith("'s"):
@@ -714,6 +724,9 @@ def _read(text: str) -> tuple[str, str]:
         subject_words = [*subject_words[:-1], subject_words[-1][:-2]]
     subject_phrase = " ".join(subject_words)
     lowered = subject_phrase.lower()
+    if lowered == "we" and _changes_a_thing(predicate_words):
+        # "We moved payroll from Gusto to Deel" is about payroll, as the note "Moved payroll …" is.
+        return _changed_thing(predicate_words[_adverbs_before(predicate_words) :], predicate)
     # "The user says they moved …": "they" is the one reported.
     entity = reporter if lowered in _THIRD_PERSON and reporter else normalise_entity(subject_phrase)
     inverted = _INVERTED_COPULA.match(predicate)
@@ -848,7 +861,11 @@ def _subject_end(tokens: list[str]) -> int:
         word = token.lower().replace("’", "'")
         if index == possessed:
             continue
-        if index == 0 and (word in _VERBS or word in _DECISION_VERBS) and not _reads_as_noun(tokens, 0):
+        if (
+            index == 0
+            and (word in _VERBS or word in _DECISION_VERBS or word in _CHANGED_PAST)
+            and not _reads_as_noun(tokens, 0)
+        ):
             return 0  # "Moved the broker …", "Switching to …", "Scratch the plan …"
         if index == 0 and len(word) > 4 and word.endswith("ed") and len(tokens) > 1 and _names_a_thing(tokens[1]):
             return 0  # "Rolled smart_inbox back …", "Paused the ramp": a past-tense note without its subject
@@ -1091,6 +1108,8 @@ def _reads_as_noun(tokens: list[str], index: int) -> bool:
         return True  # "Support now 24/5": a subject, then an adverb
     if index == 0 and any(t in _AUXILIARIES for t in following[:3]):
         return True  # "Support hours are …", "Deploy windows are …": a compound noun, not an order
+    if index == 0 and tokens[0].lower() in _CHANGED_PAST:
+        return False  # "Moved billing alerts to Opsgenie": a note's verb, then the thing it changed
     if (
         index == 0
         and len(following) > 1
@@ -1147,6 +1166,27 @@ def _attribute_from(predicate: str, owned: str) -> str:
 def attribute_in(text: str) -> str:
     """The first attribute the lexicon finds anywhere in ``text`` (a query, a label), or ""."""
     return _attribute_from(text, "")
+
+
+def _changed_thing(predicate_words: list[str], predicate: str) -> tuple[str, str]:
+    """A note's verb and the thing it acts on: "Moved the Celery broker off RabbitMQ" is about the broker;
+    "Switched the user's gym membership to …" about the user's gym membership."""
+    entity, owned = _split_owner(_object_phrase(predicate_words[1:]))
+    return entity, _attribute_from(predicate, owned)
+
+
+def _adverbs_before(words: list[str]) -> int:
+    count = 0
+    while count < len(words) and words[count].lower() in ("now", "also", "just", "recently", "finally"):
+        count += 1
+    return count
+
+
+def _changes_a_thing(predicate_words: list[str]) -> bool:
+    """The predicate opens with a verb of change and goes on to a thing, not a preposition ("moved to Berlin")."""
+    start = _adverbs_before(predicate_words)
+    rest = [w.lower() for w in predicate_words[start : start + 2]]
+    return len(rest) == 2 and rest[0] in _CHANGE_VERBS and rest[1] not in _PREPOSITIONS | {"to", "from", "back", "off"}
 
 
 def _object_phrase(words: list[str]) -> str:

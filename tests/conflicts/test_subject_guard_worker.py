@@ -35,16 +35,23 @@ def _checked(*ids: str) -> list[Memory]:
         time.sleep(0.2)
 
 
+def _committed_in_turn(agent: AgentClient, older: tuple[str, str], newer: tuple[str, str]) -> tuple[Memory, Memory]:
+    """Commit ``(text, valid_from)`` pairs one after the other, each checked by the worker before the next."""
+    first = agent.commit(older[0], valid_from=older[1])
+    _checked(first["id"])
+    second = agent.commit(newer[0], valid_from=newer[1])
+    _checked(first["id"], second["id"])
+    return Memory.objects.get(pk=first["id"]), Memory.objects.get(pk=second["id"])
+
+
 def test_the_textbook_move_ends_superseded_or_asked_never_both_silently_reliable(
     agent: AgentClient, worker: Any
 ) -> None:
-    lisbon = agent.commit("The user lives in Lisbon.", valid_from="2026-09-10T09:00:00Z")
-    _checked(lisbon["id"])
-    berlin = agent.commit("The user says they moved to Berlin last month.", valid_from="2026-11-12T09:00:00Z")
-    _checked(lisbon["id"], berlin["id"])
-
-    old = Memory.objects.get(pk=lisbon["id"])
-    new = Memory.objects.get(pk=berlin["id"])
+    old, new = _committed_in_turn(
+        agent,
+        ("The user lives in Lisbon.", "2026-09-10T09:00:00Z"),
+        ("The user says they moved to Berlin last month.", "2026-11-12T09:00:00Z"),
+    )
     assert (old.subject_entity, old.subject_attribute) == ("user", "home city")
     assert (new.subject_entity, new.subject_attribute) == ("user", "home city")
     superseded = old.superseded_by_id == new.pk
@@ -54,28 +61,39 @@ def test_the_textbook_move_ends_superseded_or_asked_never_both_silently_reliable
         reason = Event.objects.get(verb="conflict.temporal_supersede").reason
         assert reason.startswith("Same subject — the user's home city")
     recalled = agent.post("/recall", {"query": "Where does the user live?", "k": 3}).json()
-    assert recalled[0]["memory"]["id"] == berlin["id"]
+    assert recalled[0]["memory"]["id"] == str(new.pk)
 
 
 def test_a_relative_never_retires_the_users_own_fact(agent: AgentClient, worker: Any) -> None:
-    user = agent.commit("The user lives in Lisbon.", valid_from="2026-09-10T09:00:00Z")
-    _checked(user["id"])
-    sister = agent.commit("The user's sister moved to Porto.", valid_from="2026-11-12T09:00:00Z")
-    _checked(user["id"], sister["id"])
+    user, _ = _committed_in_turn(
+        agent,
+        ("The user lives in Lisbon.", "2026-09-10T09:00:00Z"),
+        ("The user's sister moved to Porto.", "2026-11-12T09:00:00Z"),
+    )
 
-    assert Memory.objects.get(pk=user["id"]).superseded_by_id is None
-    assert Memory.objects.get(pk=user["id"]).reliability == "reliable"
+    assert user.superseded_by_id is None
+    assert user.reliability == "reliable"
     assert not Event.objects.filter(verb__in=["conflict.temporal_supersede", "conflict.merge_duplicate"]).exists()
 
 
 def test_a_thing_of_the_users_never_retires_another_that_shares_a_word(agent: AgentClient, worker: Any) -> None:
     # "running" reads as a verb after "user's"; the two facts are about two things of the user's.
-    shoes = agent.commit("The user's running shoes are Asics Novablast.", valid_from="2026-01-05T09:00:00Z")
-    _checked(shoes["id"])
-    club = agent.commit("The user's running club moved to Saturday mornings.", valid_from="2026-04-06T09:00:00Z")
-    _checked(shoes["id"], club["id"])
-
-    old, new = Memory.objects.get(pk=shoes["id"]), Memory.objects.get(pk=club["id"])
+    old, new = _committed_in_turn(
+        agent,
+        ("The user's running shoes are Asics Novablast.", "2026-01-05T09:00:00Z"),
+        ("The user's running club moved to Saturday mornings.", "2026-04-06T09:00:00Z"),
+    )
     assert (old.subject_attribute, new.subject_attribute) == ("running shoes", "running club")
     assert old.superseded_by_id is None
     assert not Event.objects.filter(verb__in=["conflict.temporal_supersede", "conflict.merge_duplicate"]).exists()
+
+
+def test_the_team_saying_it_moved_a_thing_retires_what_was_said_of_the_thing(agent: AgentClient, worker: Any) -> None:
+    # "We moved …" is about expense reports, as the note "Moved expense reports …" is — not about "the team".
+    old, new = _committed_in_turn(
+        agent,
+        ("Expense reports are filed in Expensify.", "2026-01-05T09:00:00Z"),
+        ("We moved expense reports from Expensify to Ramp.", "2026-04-06T09:00:00Z"),
+    )
+    assert (old.subject_entity, new.subject_entity) == ("expense reports", "expense reports")
+    assert old.superseded_by_id == new.pk

@@ -94,6 +94,14 @@ FACTS = [
     ("The user switched running shoes to Hoka Clifton.", "", "user", "running shoes"),
     ("The user switched moving company to Bishop's Move.", "", "user", "moving company"),
     ("The user switched to oat milk.", "", "user", ""),
+    # A note's past-tense verb of change is its verb, not a qualifier, and what it changed is the subject …
+    ("Moved expense reports from Expensify to Ramp.", "", "expense reports", ""),
+    ("Changed support rotations to weekly.", "", "support rotations", ""),
+    ("Rescheduled the user's eye test to 3 June.", "", "user", "eye test"),
+    # … as it is where the team says it changed a thing; moving itself, the team is still the subject.
+    ("We moved the team calendar to Outlook.", "", "team calendar", ""),
+    ("We now migrated invoicing to Xero.", "", "invoicing", ""),
+    ("We moved to a bigger office.", "", "team", "work location"),
 ]
 
 
