@@ -73,7 +73,7 @@ from bench.common import (  # noqa: E402
 from conflicts.detection import classifier  # noqa: E402
 from memories.embeddings import DIMENSIONS, embed_text, get_embedder  # noqa: E402
 from memories.models import Memory, Reliability, Status  # noqa: E402
-from memories.subjects import subject_of  # noqa: E402
+from memories.subjects import READER, subject_of  # noqa: E402
 from recall import hybrid  # noqa: E402
 
 # The vector query recall itself runs: same filters, same ef_search and iterative scan.
@@ -554,7 +554,7 @@ COPY_COLUMNS = (
     "id, workspace_id, kind, text, key, scope, tags, source, agent, metadata, importance, confidence,"
     " reliability, status, polarity, annotation, embedding, embedding_model, embedded_at, checked_at,"
     " access_count, reinforcement_count, conflict_count, valid_from, recorded_at, updated_at,"
-    " speech_act, subject_entity, subject_attribute, subject_source"
+    " speech_act, subject_entity, subject_attribute, subject_source, subject_reader"
 )
 
 
@@ -610,7 +610,7 @@ def seed(
                         Status.ACTIVE.value, 0, "", VECTOR_FORMAT % tuple(vectors[i].tolist()), model, at,
                         # checked_at: conflict detection's sweep leaves benchmark facts alone.
                         now, 0, 0, 0, fact.valid_from, at, at,
-                        "", subject.entity[:200], subject.attribute[:120], subject.source,
+                        "", subject.entity[:200], subject.attribute[:120], subject.source, READER,
                     )
                 )  # fmt: skip
         stats.inserted += len(chunk)

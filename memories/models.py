@@ -88,6 +88,9 @@ class Memory(models.Model):
     subject_entity = models.CharField(max_length=200, blank=True, default="")
     subject_attribute = models.CharField(max_length=120, blank=True, default="")
     subject_source = models.CharField(max_length=16, blank=True, default="")
+    # Which subject reader read it (``subjects.READER``): a fact read by an older one is read again in the
+    # background (``memories.tasks.reread_stale_subjects``).
+    subject_reader = models.CharField(max_length=16, blank=True, default="")
     # claim, question, greeting, opinion or plan (memories/speech_acts.py); only claims are compared.
     speech_act = models.CharField(max_length=16, blank=True, default="")
 

@@ -630,13 +630,14 @@ EMBEDDING_FIELDS = [
     "subject_entity",
     "subject_attribute",
     "subject_source",
+    "subject_reader",
     "speech_act",
 ]
 # What embedding reads of a fact.
 UNDERSTOOD_FROM = ("id", "text", "key", "workspace_id", "subject_entity", "subject_attribute", "subject_source")
 
 
-SUBJECT_FIELDS = ["subject_entity", "subject_attribute", "subject_source"]
+SUBJECT_FIELDS = ["subject_entity", "subject_attribute", "subject_source", "subject_reader"]
 
 
 @dataclass(frozen=True)
@@ -657,24 +658,62 @@ def memories_reread_subjects(*, after: uuid.UUID | None = None, limit: int = 500
     correction is kept, and facts not yet embedded are read when they are. Only the subject changes;
     decisions already taken stay as they are. ``save=False`` reports without writing.
     """
-    facts = (
-        Memory.objects.exclude(subject_source__in=[subjects.SOURCE_REVIEWER, ""])
-        .order_by("pk")
-        .only("id", "text", "key", *SUBJECT_FIELDS)
-    )
+    facts = _subjects_read_from_text().order_by("pk").only("id", "text", "key", *SUBJECT_FIELDS)
     if after is not None:
         facts = facts.filter(pk__gt=after)
     with transaction.atomic():
         batch = list((facts.select_for_update(of=("self",)) if save else facts)[:limit])
-        changed: list[tuple[Memory, Subject]] = []
-        for memory in batch:
-            before = memory.subject
-            _read_subject(memory)
-            if memory.subject != before:
-                changed.append((memory, before))
-        if save and changed:
-            Memory.objects.bulk_update([memory for memory, _ in changed], SUBJECT_FIELDS)
+        changed = _read_subjects_again(batch)
+        if save:
+            _save_subjects(batch, changed)
     return SubjectsReread(batch[-1].pk if batch else None, len(batch), changed)
+
+
+def memories_stale_subjects() -> QuerySet[Memory]:
+    """Facts whose subject an older reader read (``subjects.READER``); a reviewer's correction is never stale."""
+    return _subjects_read_from_text().exclude(subject_reader=subjects.READER)
+
+
+def memories_reread_stale_subjects(*, limit: int = 500) -> int:
+    """Read again, with today's reader, up to ``limit`` facts an older reader read; how many it read.
+
+    The background job after an upgrade (``memories.tasks.reread_stale_subjects``): claimed with ``SKIP
+    LOCKED``, a batch per transaction, each fact marked with the reader that read it. Only the subject
+    changes; decisions already taken stay as they are.
+    """
+    with transaction.atomic():
+        batch = list(
+            memories_stale_subjects()
+            .select_for_update(skip_locked=True, of=("self",))
+            .order_by("pk")
+            .only("id", "text", "key", *SUBJECT_FIELDS)[:limit]
+        )
+        _save_subjects(batch, _read_subjects_again(batch))
+    return len(batch)
+
+
+def _subjects_read_from_text() -> QuerySet[Memory]:
+    """Facts whose subject came from a reader: embedded (read then), not corrected by a person."""
+    return Memory.objects.exclude(subject_source__in=[subjects.SOURCE_REVIEWER, ""])
+
+
+def _save_subjects(batch: list[Memory], changed: list[tuple[Memory, Subject]]) -> None:
+    """Write the subjects that changed, and mark every fact of the batch as read by this reader."""
+    if changed:
+        Memory.objects.bulk_update([memory for memory, _ in changed], SUBJECT_FIELDS)
+    if batch:
+        Memory.objects.filter(pk__in=[memory.pk for memory in batch]).update(subject_reader=subjects.READER)
+
+
+def _read_subjects_again(batch: list[Memory]) -> list[tuple[Memory, Subject]]:
+    """Read each fact's subject again (not saved); the facts whose subject changed, with what it was before."""
+    changed: list[tuple[Memory, Subject]] = []
+    for memory in batch:
+        before = memory.subject
+        _read_subject(memory)
+        if memory.subject != before:
+            changed.append((memory, before))
+    return changed
 
 
 def _read_subject(memory: Memory) -> None:
@@ -682,6 +721,7 @@ def _read_subject(memory: Memory) -> None:
     subject = subjects.subject_of(memory.text, memory.key)
     memory.subject_entity, memory.subject_attribute = subject.entity[:200], subject.attribute[:120]
     memory.subject_source = subject.source
+    memory.subject_reader = subjects.READER
 
 
 def memory_understand(memory: Memory) -> None:

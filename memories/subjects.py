@@ -43,6 +43,17 @@ LEXICON = Path(__file__).with_name("lexicon.tsv.gz")
 LEXICON_SHA256 = "7bace52b9fdc7d7d02199f081747153320b5aeffa462848adefef9de7ca39738"
 
 
+def _reader_fingerprint() -> str:
+    """This reader: its code and its word list. Any change to either reads stored facts again (cheaply)."""
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    digest.update(LEXICON_SHA256.encode())
+    return digest.hexdigest()[:12]
+
+
+# Stored with each subject it reads (``Memory.subject_reader``).
+READER = _reader_fingerprint()
+
+
 @dataclass(frozen=True)
 class Subject:
     entity: str

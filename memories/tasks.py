@@ -9,6 +9,8 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import time
+from collections.abc import Callable
+from typing import Any
 
 from celery import shared_task
 from django.conf import settings
@@ -23,6 +25,7 @@ logger = logging.getLogger(__name__)
 
 EMBED_DRAIN = "embed"
 REEMBED_DRAIN = "reembed"
+REREAD_DRAIN = "reread-subjects"
 # Background work that finds fresh work waiting steps aside for this long.
 YIELD_SECONDS = 2
 
@@ -83,22 +86,53 @@ def request_reembedding() -> bool:
 @shared_task(acks_late=True)
 def reembed_stale() -> int:
     """Background: re-embed stale vectors batch by batch, stepping aside while fresh facts wait."""
-    drain_started(REEMBED_DRAIN)
+    return _background_drain(REEMBED_DRAIN, services.memories_reembed_stale, reembed_stale, request_reembedding)
+
+
+def request_subject_reread() -> bool:
+    """Queue reading again every fact an older subject reader read (background work)."""
+    return drain_request(REREAD_DRAIN, reread_stale_subjects.delay)
+
+
+@shared_task(acks_late=True)
+def reread_stale_subjects() -> int:
+    """Background: read stale subjects again batch by batch, stepping aside while fresh facts wait."""
+    return _background_drain(
+        REREAD_DRAIN, services.memories_reread_stale_subjects, reread_stale_subjects, request_subject_reread
+    )
+
+
+@shared_task(acks_late=True)
+def requeue_stale_subjects() -> bool:
+    """Beat job: after an upgrade of the subject reader, ask for a drain that reads stored facts again.
+
+    Returns whether any fact waits for it. One drain at a time; a lost message is asked for again.
+    """
+    waiting = services.memories_stale_subjects().exists()
+    if waiting and drain_idle(REREAD_DRAIN):
+        request_subject_reread()
+    return waiting
+
+
+def _background_drain(name: str, one_batch: Callable[[], int], task: Any, request_next: Callable[[], bool]) -> int:
+    """Run ``one_batch`` until it finds nothing, for at most ``DRAIN_SECONDS`` (then ask for the next drain);
+    whenever fresh commits wait, step aside and come back ``YIELD_SECONDS`` later."""
+    drain_started(name)
     done = 0
     try:
         deadline = time.monotonic() + DRAIN_SECONDS
         while True:
             if selectors.fresh_work_waiting():
                 # Fresh commits first: come back once they are embedded and checked.
-                reembed_stale.apply_async(countdown=YIELD_SECONDS)
+                task.apply_async(countdown=YIELD_SECONDS)
                 break
-            batch = services.memories_reembed_stale()
+            batch = one_batch()
             if not batch:
                 break
             done += batch
             if time.monotonic() > deadline:
-                request_reembedding()
+                request_next()
                 break
     finally:
-        drain_finished(REEMBED_DRAIN)
+        drain_finished(name)
     return done

@@ -368,6 +368,11 @@ CELERY_BEAT_SCHEDULE: dict[str, dict[str, Any]] = {
         "task": "memories.tasks.requeue_stale_embeddings",
         "schedule": float(MEMORYHUB_EMBED_STALE_SECONDS),
     },
+    # After an upgrade of the subject reader, stored facts are read again in the background.
+    "reread-stale-subjects": {
+        "task": "memories.tasks.requeue_stale_subjects",
+        "schedule": 300.0,
+    },
     # Embedded facts whose detection message was lost get checked after all.
     "requeue-unchecked-facts": {
         "task": "conflicts.tasks.requeue_unchecked",
