@@ -1054,7 +1054,14 @@ def belonging_verb(text: str) -> str:
         return ""
     tokens = _TOKEN.findall(_strip_preamble(_first_clause(text)))[len(words) :]
     following = [t.lower() for t in tokens if t.lower() not in ("now", "still", "also", "usually", "just")]
-    if not following or following[0] in _AUXILIARIES:
+    if not following:
+        return ""
+    if following[0] in _AUXILIARIES and len(following) > 1:
+        if following[0] in ("is", "are") and lexicon().get(following[1]) == "VBG":
+            return str(following[1])  # "Oskar's band is auditioning new drummers": what it is doing
+        if following[0] in ("has", "have", "had") and following[1] in ("a", "an", "its", "their", "no", "another"):
+            return "has"  # "Oskar's band has a gig on Friday": something it has, not what it is
+    if following[0] in _AUXILIARIES:
         return ""
     return str(following[0])
 

@@ -486,7 +486,8 @@ def _values_returned(
 
     "Choir on Thursdays" → "Choir moved to Tuesdays" → "Thursday 19:30 for choir as every week";
     "Max upload 100 MB" → "raised to 2 GB" → "files over 100 MB are rejected". The values are what
-    a fact names (``_values``: numbers, times, names); B must name none of A's dropped values and at
+    a fact names (``_values``: numbers, times, names); B must be close to A in meaning (``LINK_COSINE``, as
+    for :func:`_returns`), name none of A's dropped values and at
     least one of its own, and C must repeat a dropped value, name none of B's new ones, say nothing
     of a change or a plan itself, be about the same entity as A (never the user's partner for the
     user), and be closer in meaning to A than to B. Nothing here reads the pair classifier: the
@@ -502,6 +503,8 @@ def _values_returned(
             continue
         if _entities_apart(a, b):
             continue  # "Emergency fund goal: 10,000" and "savings target raised to 800": two subjects
+        if change.similarity < LINK_COSINE:
+            continue  # B must be about what A is about, not only of one scope (a chat's facts all share one)
         values_a, words_b = _values(a.text), _words(b.text)
         dropped = {v for v in values_a if v not in words_b} | (rules.left_values(b.text) & values_a)
         new = {v for v in _values(b.text) if v not in _words(a.text)}

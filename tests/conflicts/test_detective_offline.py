@@ -412,6 +412,17 @@ def test_these_later_facts_are_no_return_to_the_dropped_value(later: str) -> Non
     assert [kind for kind, _ in flags(story, ALL_COMPATIBLE)] != ["reversal"]
 
 
+def test_a_person_named_again_after_an_unrelated_event_is_no_return() -> None:
+    # Facts a chat extractor kept, one scope for the whole chat: B drops "Ada" only by speaking of something else.
+    story = [
+        fact("f1", "Bram lent Ada his old camera for her photography course.", 0, scope="chat", agent="extractor"),
+        fact("f2", "Bram bought new running shoes for the Rotterdam marathon.", 20, scope="chat", agent="extractor"),
+        fact("f3", "Bram offered to help Ada choose a lens.", 45, scope="chat", agent="extractor"),
+    ]
+
+    assert flags(story, ALL_COMPATIBLE) == []
+
+
 def test_an_addition_keeps_what_was_there() -> None:
     story = [
         fact("f1", "Reports export to PDF and DOCX", 0, scope="reports", agent="pm"),

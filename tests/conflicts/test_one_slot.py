@@ -442,6 +442,12 @@ LATER_FACTS = [
         id="another doing of a belonging 2",
     ),
     pytest.param(
+        "Maya's band has a gig at the Roundhouse on Friday.",
+        "Maya's band is auditioning new singers.",
+        False,
+        id="something a belonging has, then what it is doing",
+    ),
+    pytest.param(
         "The user's book club meets monthly.", "The user's book club now meets weekly.", True, id="the same doing"
     ),
     # A move back is a move.

@@ -366,6 +366,9 @@ def test_a_short_name_of_a_thing_is_that_thing(a: str, b: str, agree: bool) -> N
         ("The user's book club meets monthly.", "meets"),
         ("The user's book club now meets weekly.", "meets"),
         ("The user's car is a Golf.", ""),  # what the belonging is, not what it does
+        ("Maya's band is playing at the Lexington tonight.", "playing"),  # what it is doing
+        ("Maya's band has a gig on Friday.", "has"),  # something it has, not what it is
+        ("Maya's band is amazing.", ""),
         ("The user's son goes to St. Mary's school.", ""),  # a person, not a belonging
         ("The team uses Jira.", ""),  # nobody's belonging
     ],
