@@ -1292,7 +1292,13 @@ def attributes_agree(a: str, b: str) -> bool | None:
     if a == b:
         return True
     canon_a, canon_b = canonical_attribute(a), canonical_attribute(b)
-    return canon_a == canon_b
+    return _one_kind_of_schedule(canon_a) == _one_kind_of_schedule(canon_b)
+
+
+def _one_kind_of_schedule(attribute: str) -> str:
+    """When a meeting happens is its schedule: "The weekly sync is on Mondays" (a schedule, read from the day) and
+    "Weekly sync moved to Tuesday" (a meeting's schedule, read from "sync") name one property."""
+    return "schedule" if attribute == "meeting schedule" else attribute
 
 
 # Last words that name a property of what comes before them ("postgres version", "seat count").

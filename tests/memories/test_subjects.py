@@ -206,6 +206,8 @@ def test_one_speaker_or_an_unknown_speaker_is_not_two_people() -> None:
         ("The user pays 900 euros rent.", "The landlord raised the user's rent to 1,000 euros."),
         ("The user's Spanish is at A2.", "The user passed the C1 Spanish exam."),
         ("The user takes 5 mg ramipril.", "The cardiologist lowered the user's ramipril to 2.5 mg."),
+        # A meeting's schedule is its schedule, whether read from the meeting or from its days.
+        ("The team standup is at 9:30 on weekdays.", "Team standup moved to Tuesdays and Thursdays."),
     ],
 )
 def test_one_subject_in_different_words(older: str, newer: str) -> None:
