@@ -264,6 +264,7 @@ def pipeline_status(request: HttpRequest) -> dict[str, object]:
     return {
         "embedding": asdict(backlog.embedding),
         "checking": asdict(backlog.checking),
+        "subjects_to_reread": backlog.subjects_to_reread,
         "broker": asdict(depth) if depth else None,
         "llm": {
             "configured": llm_enabled(),

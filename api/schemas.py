@@ -500,6 +500,9 @@ class LLMTierOut(Schema):
 class StatusOut(Schema):
     embedding: BacklogOut = Field(description="the key's workspace: facts committed and waiting for a vector")
     checking: BacklogOut = Field(description="the key's workspace: facts embedded and waiting for the conflict check")
+    subjects_to_reread: int = Field(
+        description="the key's workspace: facts an older subject reader read, to be read again (after an upgrade)"
+    )
     broker: BrokerOut | None = Field(description="the embedded SQL broker's queue (all workspaces); null for another")
     llm: LLMTierOut
 

@@ -14,6 +14,7 @@ from django.db import connection
 from django.db.models import Count, DateTimeField, Min, Q, QuerySet
 from django.utils import timezone
 
+from memories import subjects
 from memories.models import LIVE_STATUSES, Event, Link, Memory, Reliability, Status
 from memories.vectors import VectorBytes, vector_from_bytes
 from memoryhub.errors import InvalidInput, NotFound
@@ -274,6 +275,16 @@ def fresh_work_waiting() -> bool:
     ).exists()
 
 
+def memories_subjects_read_from_text() -> QuerySet[Memory]:
+    """Facts whose subject came from a reader: embedded (read then), not corrected by a person."""
+    return Memory.objects.exclude(subject_source__in=[subjects.SOURCE_REVIEWER, ""])
+
+
+def memories_stale_subjects() -> QuerySet[Memory]:
+    """Facts whose subject an older reader read (``subjects.READER``); a reviewer's correction is never stale."""
+    return memories_subjects_read_from_text().exclude(subject_reader=subjects.READER)
+
+
 @dataclass(frozen=True)
 class Backlog:
     waiting: int
@@ -284,11 +295,15 @@ class Backlog:
 class PipelineBacklog:
     embedding: Backlog  # committed, waiting for a vector
     checking: Backlog  # embedded, waiting for the conflict check
+    subjects_to_reread: int  # read by an older subject reader, waiting to be read again in the background
 
 
 def pipeline_backlog(*, workspace: Workspace | None = None) -> PipelineBacklog:
     """How many facts wait for embedding and for checking, and how long the oldest has waited."""
     memories = Memory.objects.all() if workspace is None else Memory.objects.filter(workspace=workspace)
+    stale_subjects = (
+        memories_stale_subjects() if workspace is None else memories_stale_subjects().filter(workspace=workspace)
+    )
     now = timezone.now()
 
     def backlog(rows: QuerySet[Memory], since: str) -> Backlog:
@@ -299,6 +314,7 @@ def pipeline_backlog(*, workspace: Workspace | None = None) -> PipelineBacklog:
     return PipelineBacklog(
         embedding=backlog(memories.filter(status=Status.PENDING_EMBED), "recorded_at"),
         checking=backlog(memories.filter(status=Status.ACTIVE, checked_at__isnull=True), "embedded_at"),
+        subjects_to_reread=stale_subjects.count(),
     )
 
 

@@ -29,7 +29,11 @@ from memories.models import (
     Source,
     Status,
 )
-from memories.selectors import memories_with_unreadable_timestamps
+from memories.selectors import (
+    memories_stale_subjects,
+    memories_subjects_read_from_text,
+    memories_with_unreadable_timestamps,
+)
 from memories.subjects import Subject
 from memoryhub.errors import ConflictError, InvalidInput
 from memoryhub.storable import EARLIEST_TIMESTAMP, LATEST_TIMESTAMP
@@ -658,7 +662,7 @@ def memories_reread_subjects(*, after: uuid.UUID | None = None, limit: int = 500
     correction is kept, and facts not yet embedded are read when they are. Only the subject changes;
     decisions already taken stay as they are. ``save=False`` reports without writing.
     """
-    facts = _subjects_read_from_text().order_by("pk").only("id", "text", "key", *SUBJECT_FIELDS)
+    facts = memories_subjects_read_from_text().order_by("pk").only("id", "text", "key", *SUBJECT_FIELDS)
     if after is not None:
         facts = facts.filter(pk__gt=after)
     with transaction.atomic():
@@ -667,11 +671,6 @@ def memories_reread_subjects(*, after: uuid.UUID | None = None, limit: int = 500
         if save:
             _save_subjects(batch, changed)
     return SubjectsReread(batch[-1].pk if batch else None, len(batch), changed)
-
-
-def memories_stale_subjects() -> QuerySet[Memory]:
-    """Facts whose subject an older reader read (``subjects.READER``); a reviewer's correction is never stale."""
-    return _subjects_read_from_text().exclude(subject_reader=subjects.READER)
 
 
 def memories_reread_stale_subjects(*, limit: int = 500) -> int:
@@ -690,11 +689,6 @@ def memories_reread_stale_subjects(*, limit: int = 500) -> int:
         )
         _save_subjects(batch, _read_subjects_again(batch))
     return len(batch)
-
-
-def _subjects_read_from_text() -> QuerySet[Memory]:
-    """Facts whose subject came from a reader: embedded (read then), not corrected by a person."""
-    return Memory.objects.exclude(subject_source__in=[subjects.SOURCE_REVIEWER, ""])
 
 
 def _save_subjects(batch: list[Memory], changed: list[tuple[Memory, Subject]]) -> None:

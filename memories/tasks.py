@@ -108,7 +108,7 @@ def requeue_stale_subjects() -> bool:
 
     Returns whether any fact waits for it. One drain at a time; a lost message is asked for again.
     """
-    waiting = services.memories_stale_subjects().exists()
+    waiting = selectors.memories_stale_subjects().exists()
     if waiting and drain_idle(REREAD_DRAIN):
         request_subject_reread()
     return waiting

@@ -326,5 +326,6 @@ def test_status_shows_how_many_facts_wait_and_for_how_long(agent: AgentClient) -
     assert body["embedding"]["waiting"] == 2
     assert body["embedding"]["oldest_seconds"] >= 0
     assert body["checking"] == {"waiting": 0, "oldest_seconds": None}
+    assert body["subjects_to_reread"] == 0  # not embedded yet: read when they are
     assert isinstance(body["broker"]["waiting"], dict)  # the tests run on the embedded SQL broker
     assert body["llm"] == {"configured": False, "paused_until": None, "failures": 0}

@@ -10,11 +10,11 @@ from django.utils import timezone
 
 from memories.audit import Actor
 from memories.models import Memory
+from memories.selectors import memories_stale_subjects, pipeline_backlog
 from memories.services import (
     MemoryInput,
     memories_reread_stale_subjects,
     memories_reread_subjects,
-    memories_stale_subjects,
     memory_create,
     memory_subject_correct,
 )
@@ -164,3 +164,13 @@ def test_the_beat_job_asks_for_one_drain_only_while_facts_wait(
     assert requeue_stale_subjects() is True  # one drain is already asked for: not a second
     assert sent == ["reread"]
     assert not drain_request(REREAD_DRAIN, lambda: sent.append("again"))
+
+
+def test_the_status_shows_how_many_subjects_wait_to_be_read_again(workspace: Workspace) -> None:
+    shoes = remember(workspace, SHOES)
+    remember(workspace, "The staging cluster runs in eu-west-1.")
+    _as_an_older_reader_read_it(shoes)
+
+    assert pipeline_backlog(workspace=workspace).subjects_to_reread == 1
+    memories_reread_stale_subjects()
+    assert pipeline_backlog(workspace=workspace).subjects_to_reread == 0

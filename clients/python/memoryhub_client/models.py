@@ -376,6 +376,7 @@ class PipelineStatus:
     checking: Backlog
     broker: BrokerDepth | None
     llm: LLMTier
+    subjects_to_reread: int = 0  # a hub older than 2026-11-29 does not send it
 
 
 def parse(model: type[T], data: Any) -> T:
