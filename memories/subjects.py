@@ -735,9 +735,10 @@ def _read(text: str) -> tuple[str, str]:
         subject_words = [*subject_words[:-1], subject_words[-1][:-2]]
     subject_phrase = " ".join(subject_words)
     lowered = subject_phrase.lower()
-    if lowered == "we" and _changes_a_thing(predicate_words):
+    after_adverbs = predicate_words[_adverbs_before(predicate_words) :]
+    if lowered == "we" and _changes_a_thing(after_adverbs):
         # "We moved payroll from Gusto to Deel" is about payroll, as the note "Moved payroll …" is.
-        return _changed_thing(predicate_words[_adverbs_before(predicate_words) :], predicate)
+        return _changed_thing(after_adverbs, predicate)
     # "The user says they moved …": "they" is the one reported.
     entity = reporter if lowered in _THIRD_PERSON and reporter else normalise_entity(subject_phrase)
     inverted = _INVERTED_COPULA.match(predicate)
@@ -1200,11 +1201,10 @@ def _adverbs_before(words: list[str]) -> int:
     return count
 
 
-def _changes_a_thing(predicate_words: list[str]) -> bool:
-    """The predicate opens with a verb of change and goes on to a thing, not a preposition ("moved to Berlin")."""
-    start = _adverbs_before(predicate_words)
-    rest = [w.lower() for w in predicate_words[start : start + 2]]
-    return len(rest) == 2 and rest[0] in _CHANGE_VERBS and rest[1] not in _PREPOSITIONS | {"to", "from", "back", "off"}
+def _changes_a_thing(words: list[str]) -> bool:
+    """The words open with a verb of change and go on to a thing, not a preposition ("moved to Berlin")."""
+    verb, thing = ([w.lower() for w in words[:2]] + ["", ""])[:2]
+    return verb in _CHANGE_VERBS and bool(thing) and thing not in _PREPOSITIONS | {"to", "from", "back", "off"}
 
 
 def _object_phrase(words: list[str]) -> str:
