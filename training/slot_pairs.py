@@ -96,3 +96,29 @@ def _dates(label: str, rng: random.Random) -> tuple[str | None, str | None]:
     end = start + dt.timedelta(days=rng.randrange(7, 241))
     dated = {"update": True, "compatible": rng.random() < 0.6, "duplicate": rng.random() < 0.5}.get(label, False)
     return (start.isoformat(), end.isoformat()) if dated else (None, None)
+
+
+# A probe battery's kinds as the slot reader's labels: a change of one subject is an update; two subjects that
+# share words — most of them one entity's other property, with words of change ("The user's car is a Golf." /
+# "The user's car insurance switched to Direct Line.") — are compatible.
+PROBE_LABELS = {"same_subject_change": "update", "different_subject": "compatible"}
+
+
+def probes_as_slot_pairs(probes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Probe pairs (``training/probes.py``'s format) → pairs-format rows for the slot reader to learn from.
+
+    The slot reader reads which *thing* a fact is about well and which of its properties changed badly: the
+    hand-written batteries hold hundreds of pairs of one thing's two properties, the hard cases it needs.
+    """
+    return [
+        {
+            "id": f"probe-{probe['id']}",
+            "a": probe["a"],
+            "b": probe["b"],
+            "label": PROBE_LABELS[probe["kind"]],
+            "source": SOURCE,
+            "a_time": probe["a_time"][:10],
+            "b_time": probe["b_time"][:10],
+        }
+        for probe in probes
+    ]

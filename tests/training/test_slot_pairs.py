@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from training.dataset import read_pairs
-from training.slot_pairs import SlotPairError, is_validation, parse_slot_pairs, split_slot_pairs
+from training.slot_pairs import (
+    SlotPairError,
+    is_validation,
+    parse_slot_pairs,
+    probes_as_slot_pairs,
+    split_slot_pairs,
+)
 
 DATA = Path(__file__).resolve().parents[2] / "training" / "data"
 SOURCE = """\
@@ -84,3 +91,49 @@ def test_the_built_files_are_pairs_with_every_label_and_a_third_held_out() -> No
     assert 0.25 < len(validation) / (len(train) + len(validation)) < 0.40
     assert not {(p.a, p.b) for p in train} & {(p.a, p.b) for p in validation}
     assert Counter(p.source for p in train + validation) == {"slots": len(train) + len(validation)}
+
+
+def test_a_probe_battery_teaches_a_change_as_an_update_and_two_subjects_as_compatible() -> None:
+    probes = [
+        {
+            "id": "c1",
+            "kind": "same_subject_change",
+            "a": "Rent is 1,100 euros.",
+            "b": "Rent went up to 1,250 euros.",
+            "a_time": "2026-01-05T09:00:00Z",
+            "b_time": "2026-04-06T09:00:00Z",
+        },
+        {
+            "id": "h1",
+            "kind": "different_subject",
+            "a": "The user's car is a Golf.",
+            "b": "The user's car insurance switched to Admiral.",
+            "a_time": "2026-01-05T09:00:00Z",
+            "b_time": "2026-04-06T09:00:00Z",
+        },
+    ]
+
+    rows = probes_as_slot_pairs(probes)
+
+    assert [(r["id"], r["label"], r["a_time"], r["b_time"]) for r in rows] == [
+        ("probe-c1", "update", "2026-01-05", "2026-04-06"),
+        ("probe-h1", "compatible", "2026-01-05", "2026-04-06"),
+    ]
+    assert {r["source"] for r in rows} == {"slots"}
+
+
+def test_the_slot_readers_training_file_is_the_slot_pairs_train_split_and_the_dev_batteries() -> None:
+    rows = read_pairs(DATA / "slot-reader-train.jsonl")
+    slots = read_pairs(DATA / "slot-pairs-train.jsonl")
+    batteries = [DATA / "probes-changes.jsonl", DATA / "probes-harmless.jsonl"]
+    battery_count = sum(len(path.read_text().splitlines()) for path in batteries)
+
+    assert rows[: len(slots)] == slots
+    assert len(rows) == len(slots) + battery_count
+    # The validation batteries and later ones stay out: what the reader is measured on.
+    held_out = {
+        line
+        for name in ("probes-validation.jsonl", "probes-changes-validation.jsonl", "probes-reasons.jsonl")
+        for line in (DATA / name).read_text().splitlines()
+    }
+    assert not {(p.a, p.b) for p in rows} & {(json.loads(h)["a"], json.loads(h)["b"]) for h in held_out}

@@ -99,6 +99,8 @@ def test_the_committed_files_are_what_the_sources_give_and_validation_is_frozen(
     shutil.copy(DATA / "probes-own.txt", tmp_path)
     shutil.copytree(DATA / "slot-pairs", tmp_path / "slot-pairs")
     shutil.copytree(DATA / "stage-pairs", tmp_path / "stage-pairs")
+    for battery in ("probes-changes.jsonl", "probes-harmless.jsonl"):
+        shutil.copy(DATA / battery, tmp_path)
     call_command("build_stories", "--data", str(tmp_path), stdout=StringIO())
 
     built = (
@@ -110,6 +112,7 @@ def test_the_committed_files_are_what_the_sources_give_and_validation_is_frozen(
         "slot-pairs-validation.jsonl",
         "lookup-pairs-train.jsonl",
         "stage-pairs-validation.jsonl",
+        "slot-reader-train.jsonl",
     )
     for name in built:
         assert (tmp_path / name).read_bytes() == (DATA / name).read_bytes(), name

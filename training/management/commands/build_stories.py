@@ -7,10 +7,14 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from training.slot_pairs import SlotPairError, parse_slot_pairs, split_slot_pairs
+from memoryhub.errors import InvalidInput
+from training.probes import read_probes
+from training.slot_pairs import SlotPairError, parse_slot_pairs, probes_as_slot_pairs, split_slot_pairs
 from training.story_source import SourceError, parse_probes, parse_source, split, split_probes
 
 DATA = Path(__file__).resolve().parents[2] / "data"
+# Hand-written probe batteries (dev) the slot reader learns from.
+SLOT_READER_BATTERIES = ("probes-changes.jsonl", "probes-harmless.jsonl")
 
 
 def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> str:
@@ -67,6 +71,15 @@ class Command(BaseCommand):
             "lookup-pairs-train.jsonl": slot_train + stage_train,
             "stage-pairs-validation.jsonl": stage_validation,
         }
+        # The slot reader learns from the slot pairs and the dev probe batteries (train_cross_encoder --slots
+        # slot-reader-train.jsonl); the frozen validation batteries and later batteries stay out.
+        batteries = [data / name for name in SLOT_READER_BATTERIES if (data / name).is_file()]
+        if batteries:
+            try:
+                probed = [probe for path in batteries for probe in read_probes(path)]
+            except InvalidInput as exc:
+                raise CommandError(str(exc)) from exc
+            outputs["slot-reader-train.jsonl"] = slot_train + probes_as_slot_pairs(probed)
         for name, rows in outputs.items():
             digest = _write_jsonl(data / name, rows)
             self.stdout.write(f"{name}: {len(rows)} rows, sha256 {digest}")
