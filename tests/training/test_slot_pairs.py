@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from training.dataset import read_pairs
+from training.probes import read_probes
 from training.slot_pairs import (
     SlotPairError,
     is_validation,
@@ -125,15 +125,14 @@ def test_a_probe_battery_teaches_a_change_as_an_update_and_two_subjects_as_compa
 def test_the_slot_readers_training_file_is_the_slot_pairs_train_split_and_the_dev_batteries() -> None:
     rows = read_pairs(DATA / "slot-reader-train.jsonl")
     slots = read_pairs(DATA / "slot-pairs-train.jsonl")
-    batteries = [DATA / "probes-changes.jsonl", DATA / "probes-harmless.jsonl"]
-    battery_count = sum(len(path.read_text().splitlines()) for path in batteries)
+    battery_count = sum(len(read_probes(DATA / name)) for name in ("probes-changes.jsonl", "probes-harmless.jsonl"))
 
     assert rows[: len(slots)] == slots
     assert len(rows) == len(slots) + battery_count
     # The validation batteries and later ones stay out: what the reader is measured on.
-    held_out = {
-        line
+    held_out = [
+        probe
         for name in ("probes-validation.jsonl", "probes-changes-validation.jsonl", "probes-reasons.jsonl")
-        for line in (DATA / name).read_text().splitlines()
-    }
-    assert not {(p.a, p.b) for p in rows} & {(json.loads(h)["a"], json.loads(h)["b"]) for h in held_out}
+        for probe in read_probes(DATA / name)
+    ]
+    assert not {(p.a, p.b) for p in rows} & {(probe["a"], probe["b"]) for probe in held_out}
