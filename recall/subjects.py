@@ -3,9 +3,10 @@
 "Where does the user live?", "Home city", "Acme Corp seats", "Who is Priya's
 manager?" name an attribute (and often an entity). Every fact carries its
 subject (``memories/subjects.py``), so the hub can answer the way a person
-would: the current fact of each matching entity + attribute comes first — the
-newest live claim about it, whatever its words — with the fact it replaced
-named behind it (``Hit.replaces``). The ranked results follow.
+would: the current fact of each entity the query names, with the attribute it
+asks about, comes first — the newest live claim about it, whatever its words —
+with the fact it replaced named behind it (``Hit.replaces``). The ranked
+results follow.
 
 A separate step after ranking (``recall/hybrid.py`` calls it once), so the
 score itself stays what it is. A query that names no attribute the lexicon
@@ -59,6 +60,12 @@ def query_attribute(text: str) -> str:
     return attribute_in(text)
 
 
+def _query_words(query: str) -> set[str]:
+    """The query's words, lower-cased, each possessive also without its "'s" ("Theo's" names "theo")."""
+    words = {w.lower().replace("’", "'") for w in re.findall(r"[\w'’]+", query)}
+    return words | {w.removesuffix("'s") for w in words}
+
+
 def _named_in(entity: str, query_words: set[str]) -> bool:
     words = [w.removesuffix("'s") for w in entity.split()]
     if entity == "user":
@@ -74,11 +81,13 @@ def subject_first(
     """``results`` with the current fact of each subject the query asks about moved to the front.
 
     ``base``: the recall's filtered facts (workspace, scope, kinds, …), so the
-    step never returns a fact the query's filters exclude. Entities named in
-    the query are preferred; when it names none, the entities of the matching
-    facts among the results are, in their rank order; failing that, only a
-    subject with a single entity in the workspace is lifted (a bare "Home city"
-    in a workspace about one user).
+    step never returns a fact the query's filters exclude. Only entities the
+    query names are lifted ("Priya's manager" names "priya"; "the user" and "I"
+    name theirs), among the attribute's newest facts and the ranked results.
+    A query that names none is ranked as before: guessing the entity lifted
+    the wrong one's fact over the best match ("Theo's birthday" answered with
+    the user's), and on the stories the guess cost more than it found
+    (docs/DETECTION.md, 2026-11-29 fifth session).
     """
     attribute = query_attribute(query)
     if not attribute:
@@ -96,17 +105,13 @@ def subject_first(
     )
     if not facts:
         return results
-    query_words = {w.lower().replace("’", "'") for w in re.findall(r"[\w'’]+", query)}
+    query_words = _query_words(query)
     newest_id: dict[str, uuid.UUID] = {}
     for pk, entity in facts:
         newest_id.setdefault(entity, pk)
     entities = list(newest_id)
-    named = [e for e in entities if e and _named_in(e, query_words)]
-    if not named:
-        ranked = [h.memory.subject_entity for h in results if h.memory.subject_attribute == attribute]
-        named = list(dict.fromkeys(e for e in ranked if e))
-    if not named and len(entities) == 1:
-        named = entities
+    ranked = [h.memory.subject_entity for h in results if h.memory.subject_attribute == attribute]
+    named = [e for e in dict.fromkeys([*entities, *ranked]) if e and _named_in(e, query_words)]
     chosen = named[:MAX_SUBJECTS]
     shown = {h.memory.pk: h.memory for h in results}
     unread = [newest_id[e] for e in chosen if e in newest_id and newest_id[e] not in shown]

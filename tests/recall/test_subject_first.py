@@ -99,3 +99,26 @@ def test_a_current_fact_ranking_left_out_is_read_whole(workspace: Workspace) -> 
     assert [h.memory.pk for h in lifted] == [berlin.pk]
     assert (lifted[0].memory.text, lifted[0].memory.importance) == ("The user lives in Berlin.", 0.8)
     assert "embedding" in lifted[0].memory.get_deferred_fields()  # its vector stays in the table
+
+
+def test_a_query_naming_an_owner_no_fact_carries_is_ranked_as_before(workspace: Workspace) -> None:
+    # "Bruno's home city": no home-city fact is Bruno's (the subject reader files the second under
+    # the dog), so no other entity's current fact is lifted over the best match.
+    remember(workspace, "Ana lives in Porto.", valid_from=day(3))
+    bruno = remember(workspace, "Ana's dog walker Bruno lives in Faro and drives up on Mondays.", valid_from=day(4))
+
+    hits = recall(workspace=workspace, query=RecallQuery(query="Bruno's home city", k=2))
+
+    assert hits[0].memory.pk == bruno.pk
+
+
+def test_an_owner_named_with_a_possessive_gets_its_current_fact(workspace: Workspace) -> None:
+    # The older fact matches the query's words better and is marked more important; the newer one
+    # is Priya's current manager all the same. "Priya's" names the entity "priya".
+    remember(workspace, "Priya's manager is Omar.", valid_from=day(2), importance=1.0)
+    lena = remember(workspace, "Priya reports to Lena since the reorg.", valid_from=day(9), importance=0.1)
+    remember(workspace, "Jonas's manager is Lena.", valid_from=day(10))
+
+    hits = recall(workspace=workspace, query=RecallQuery(query="Priya's manager", k=3))
+
+    assert hits[0].memory.pk == lena.pk
