@@ -102,6 +102,10 @@ def _dates(label: str, rng: random.Random) -> tuple[str | None, str | None]:
 # share words — most of them one entity's other property, with words of change ("The user's car is a Golf." /
 # "The user's car insurance switched to Direct Line.") — are compatible.
 PROBE_LABELS = {"same_subject_change": "update", "different_subject": "compatible"}
+# The dev probe batteries the slot reader's training file adds to the slot pairs (``build_stories``): the
+# changes, the pairs of one thing's other property, and the plain changes phrased every way (written
+# 2026-11-29 so that a reader taught the properties keeps "Jenkins was replaced by GitHub Actions").
+SLOT_READER_BATTERIES = ("probes-changes.jsonl", "probes-harmless.jsonl", "probes-plain-changes.jsonl")
 
 
 def probes_as_slot_pairs(probes: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -11,6 +11,7 @@ import pytest
 from training.dataset import read_pairs
 from training.probes import read_probes
 from training.slot_pairs import (
+    SLOT_READER_BATTERIES,
     SlotPairError,
     is_validation,
     parse_slot_pairs,
@@ -123,9 +124,10 @@ def test_a_probe_battery_teaches_a_change_as_an_update_and_two_subjects_as_compa
 
 
 def test_the_slot_readers_training_file_is_the_slot_pairs_train_split_and_the_dev_batteries() -> None:
+    assert SLOT_READER_BATTERIES == ("probes-changes.jsonl", "probes-harmless.jsonl", "probes-plain-changes.jsonl")
     rows = read_pairs(DATA / "slot-reader-train.jsonl")
     slots = read_pairs(DATA / "slot-pairs-train.jsonl")
-    battery_count = sum(len(read_probes(DATA / name)) for name in ("probes-changes.jsonl", "probes-harmless.jsonl"))
+    battery_count = sum(len(read_probes(DATA / name)) for name in SLOT_READER_BATTERIES)
 
     assert rows[: len(slots)] == slots
     assert len(rows) == len(slots) + battery_count

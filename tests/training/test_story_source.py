@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from training.slot_pairs import SLOT_READER_BATTERIES
 from training.story_source import SourceError, parse_probes, parse_source, split, split_probes
 
 DATA = Path(__file__).resolve().parents[2] / "training" / "data"
@@ -99,7 +100,7 @@ def test_the_committed_files_are_what_the_sources_give_and_validation_is_frozen(
     shutil.copy(DATA / "probes-own.txt", tmp_path)
     shutil.copytree(DATA / "slot-pairs", tmp_path / "slot-pairs")
     shutil.copytree(DATA / "stage-pairs", tmp_path / "stage-pairs")
-    for battery in ("probes-changes.jsonl", "probes-harmless.jsonl"):
+    for battery in SLOT_READER_BATTERIES:
         shutil.copy(DATA / battery, tmp_path)
     call_command("build_stories", "--data", str(tmp_path), stdout=StringIO())
 

@@ -9,14 +9,19 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from memoryhub.errors import InvalidInput
 from training.probes import read_probes
-from training.slot_pairs import SlotPairError, parse_slot_pairs, probes_as_slot_pairs, split_slot_pairs
+from training.slot_pairs import (
+    SLOT_READER_BATTERIES,
+    SlotPairError,
+    parse_slot_pairs,
+    probes_as_slot_pairs,
+    split_slot_pairs,
+)
 from training.story_source import SourceError, parse_probes, parse_source, split, split_probes
 
 DATA = Path(__file__).resolve().parents[2] / "data"
+
+
 # Hand-written probe batteries (dev) the slot reader learns from.
-SLOT_READER_BATTERIES = ("probes-changes.jsonl", "probes-harmless.jsonl")
-
-
 def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> str:
     text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     path.write_text(text)
