@@ -102,8 +102,8 @@ def test_a_current_fact_ranking_left_out_is_read_whole(workspace: Workspace) -> 
 
 
 def test_a_query_naming_an_owner_no_fact_carries_is_ranked_as_before(workspace: Workspace) -> None:
-    # "Bruno's home city": no home-city fact is Bruno's (the subject reader files the second under
-    # the dog), so no other entity's current fact is lifted over the best match.
+    # "Bruno's home city": no home-city fact is Bruno's (the subject reader files the second as Ana's
+    # pet), so Ana's, the attribute's only entity, is not lifted over the best match.
     remember(workspace, "Ana lives in Porto.", valid_from=day(3))
     bruno = remember(workspace, "Ana's dog walker Bruno lives in Faro and drives up on Mondays.", valid_from=day(4))
 
