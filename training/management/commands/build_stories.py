@@ -21,7 +21,6 @@ from training.story_source import SourceError, parse_probes, parse_source, split
 DATA = Path(__file__).resolve().parents[2] / "data"
 
 
-# Hand-written probe batteries (dev) the slot reader learns from.
 def _write_jsonl(path: Path, rows: list[dict[str, Any]]) -> str:
     text = "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     path.write_text(text)
