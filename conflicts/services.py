@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from conflicts import hooks
 from conflicts.detection.classifier import subjects_apart
-from conflicts.detection.rules import stem
+from conflicts.detection.rules import keeps_part, stem
 from conflicts.detection.verdict import Relation, Verdict
 from conflicts.models import (
     CardFact,
@@ -55,6 +55,7 @@ from memories.subjects import (
     relatives,
     speakers_differ,
     states_its_subject,
+    states_several_things,
     subjects_agree,
 )
 from memoryhub.errors import ConflictError
@@ -365,6 +366,11 @@ def _temporal_change(
             uncertainty_type=UncertaintyType.STALE,
             temporal=True,
         )
+    if states_several_things(loser.text) and keeps_part(winner.text):
+        # "Free plan: 3 projects, 1 GB storage." → "Free plan cut to 2 projects; storage unchanged.": the newer
+        # fact changes one of the things the older states and says the rest stays. Retiring the older would hide
+        # the rest from every agent; an open record keeps both, and recall reads the newer as the change.
+        return _record(loser, winner, verdict, context, actor, UncertaintyType.STALE)
     tracker = Tracker()
     apply_supersede(tracker, old=loser, new=winner, actor=actor, annotation=f"used to: {loser.text}")
     apply_link(tracker, src=loser, dst=winner, rel="temporal_evolution", actor=actor)

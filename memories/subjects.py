@@ -857,6 +857,26 @@ def _first_clause(text: str) -> str:
     return first.strip().rstrip(".!?")
 
 
+# What sets a second part beside a fact's main claim: a side clause after a comma (not a digit group's),
+# a semicolon, a dash between words, or "plus". (A parenthesis qualifies what it follows: "calendar view (31 votes)".)
+_SIDE_PART = re.compile(r",\s|;|\s[—–-]\s|\splus\s", re.IGNORECASE)
+# A list of values ("Monday, Wednesday and Friday"): its commas join one value's items, not two parts.
+_LIST_ITEM = r"[\w'’./+#-]+(?:\s[\w'’./+#-]+){0,2}"
+_LIST = re.compile(rf"(?:{_LIST_ITEM},\s)+{_LIST_ITEM},?\s(?:and|or)\s")
+
+
+def states_several_things(text: str) -> bool:
+    """The fact states more than one thing: a second sentence or a side clause beside its main claim ("Repo uses
+    ruff for lint and format, line length 100."). A label before a colon ("Emergency fund goal: 15,000 euros.")
+    names what the value is of, and is not a second part; nor is a time's colon, a list or a parenthesis."""
+    sentence = _strip_preamble(_PARENTHESES.sub("", text.strip())).rstrip(".!? ")
+    labelled = _LABELLED.match(sentence)
+    if labelled and not _SIDE_PART.search(labelled["label"]):
+        sentence = labelled["value"]
+    sentence = _LIST.sub(lambda listed: listed[0].replace(",", ""), sentence)
+    return bool(_SENTENCE_BREAK.search(sentence) or _SIDE_PART.search(sentence) or ": " in sentence)
+
+
 def _strip_preamble(sentence: str) -> str:
     for _ in range(3):
         stripped = _LEADING_TIME.sub("", _PREAMBLE.sub("", sentence))

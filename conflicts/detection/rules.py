@@ -493,6 +493,17 @@ _ADDS = re.compile(r"\b(?:also|as well|in addition|additionally)\b|\btoo\b\s*(?:
 _MOVES = re.compile(r"\b(?:mov|switch|migrat|replac|chang|relocat|transferr|upgrad|downgrad)\w*", re.IGNORECASE)
 
 
+# Wording by which a statement of change says some of what held before stays: "storage unchanged", "on top of
+# the earlies". Not "still", "stays" or "kept": "still settling into the new place", "a 5% holdout stays off" and
+# "the cluster kept losing quorum" say nothing of the older fact's other parts.
+_KEEPS = re.compile(r"\b(?:unchanged|unaffected|untouched|as before|on top of)\b", re.IGNORECASE)
+
+
+def keeps_part(text: str) -> bool:
+    """The statement says part of what held before stays as it was."""
+    return bool(_KEEPS.search(text))
+
+
 def adds_without_moving(text: str) -> bool:
     """The statement adds to what holds and moves nothing: "The user now also avoids dairy." leaves
     "The user is vegetarian." standing; "SMS moved to a Sidekiq job too." is a move like the one it

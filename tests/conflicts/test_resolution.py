@@ -68,6 +68,25 @@ def test_a_sure_temporal_change_supersedes_the_old_fact(workspace: Workspace) ->
     assert not ConflictCard.objects.exists()
 
 
+def test_a_change_of_one_part_that_says_the_rest_stays_retires_nothing(workspace: Workspace) -> None:
+    old = remember(workspace, "Team plan: 10 seats, 50 GB storage.", key="team_plan", valid_from=day(1))
+    new = remember(
+        workspace, "Team plan cut to 8 seats from May; storage unchanged.", key="team_plan", valid_from=day(4)
+    )
+
+    # Retiring the older fact would hide the 50 GB from every agent: both stay, with an open record.
+    assert resolve(old, new, verdict(Relation.TEMPORAL_CHANGE, current="b")) == "recorded"
+
+    old.refresh_from_db()
+    assert (old.status, old.reliability, old.superseded_by_id) == ("active", "reliable", None)
+    record = Uncertainty.objects.get()
+    assert (record.state, record.uncertainty_type) == ("open", "stale")
+    assert not ConflictCard.objects.exists()
+    # The same change without saying the rest stays is a whole change.
+    whole = remember(workspace, "Team plan cut to 8 seats from May.", key="team_plan", valid_from=day(5))
+    assert resolve(old, whole, verdict(Relation.TEMPORAL_CHANGE, current="b")) == "superseded"
+
+
 def test_undo_of_an_automatic_supersede_restores_the_exact_prior_state(workspace: Workspace) -> None:
     # About one subject (the user's home city): only then may the hub supersede on its own.
     old = remember(workspace, "The user lives in Porto", valid_from=day(1))

@@ -284,3 +284,18 @@ def test_stated_values_differ_by_value_and_by_units_both_sides_give(a: str, b: s
 )
 def test_a_statement_that_adds_without_moving_anything(text: str, adds: bool) -> None:
     assert rules.adds_without_moving(text) is adds
+
+
+@pytest.mark.parametrize(
+    ("text", "keeps"),
+    [
+        ("Team plan cut to 8 seats from May; storage unchanged.", True),
+        ("On top of the weekday classes, the user now swims on Saturdays.", True),
+        ("Billing moved to Paddle; invoices look as before.", True),
+        ("The user still lives in Lisbon.", False),  # a restatement, no part of a change
+        ("Moved the broker to SQS: the old cluster kept losing quorum.", False),  # "kept" as "went on"
+        ("Plan cut to 8 seats from May.", False),
+    ],
+)
+def test_a_statement_of_change_that_says_part_of_what_held_stays(text: str, keeps: bool) -> None:
+    assert rules.keeps_part(text) is keeps

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from celery.contrib.testing.worker import start_worker
 
-from conflicts.models import ConflictCard
+from conflicts.models import ConflictCard, Uncertainty
 from memories.models import Event, Memory
 from memoryhub.celery import app
 from tests.conftest import AgentClient
@@ -97,3 +97,15 @@ def test_the_team_saying_it_moved_a_thing_retires_what_was_said_of_the_thing(age
     )
     assert (old.subject_entity, new.subject_entity) == ("expense reports", "expense reports")
     assert old.superseded_by_id == new.pk
+
+
+def test_a_change_of_one_part_that_says_the_rest_stays_retires_nothing(agent: AgentClient, worker: Any) -> None:
+    old, new = _committed_in_turn(
+        agent,
+        ("Team plan: 10 seats, 50 GB storage.", "2026-03-02T09:00:00Z"),
+        ("Team plan cut to 8 seats from May; storage unchanged.", "2026-04-20T09:00:00Z"),
+    )
+    # The 50 GB still holds: the older fact stays, with an open record beside the newer one — no card.
+    assert (old.superseded_by_id, old.reliability) == (None, "reliable")
+    assert Uncertainty.objects.filter(memory_a=old, memory_b=new, uncertainty_type="stale", state="open").exists()
+    assert not ConflictCard.objects.exists()

@@ -18,6 +18,7 @@ from memories.subjects import (
     speaker_of,
     speakers_differ,
     stated_subject,
+    states_several_things,
     subject_before_a_verb,
     subject_of,
     subjects_agree,
@@ -377,3 +378,23 @@ def test_a_short_name_of_a_thing_is_that_thing(a: str, b: str, agree: bool) -> N
 )
 def test_what_someones_belonging_does(text: str, verb: str) -> None:
     assert belonging_verb(text) == verb
+
+
+@pytest.mark.parametrize(
+    ("text", "several"),
+    [
+        ("The office Wi-Fi password is on the fridge.", False),
+        ("Standups are on Monday, Thursday and Friday.", False),  # one value's list
+        ("Nightly backups run at 03:30.", False),  # a time's colon
+        ("Office hours: 9 to 5.", False),  # a label names what the value is of
+        ("The plan is Pro (billed yearly).", False),  # a parenthesis qualifies its value
+        ("As of May, the plan is Team.", False),  # a leading time is no second part
+        ("The office is in Porto, two floors above the bakery.", True),
+        ("Payroll runs monthly; bonuses are paid each quarter.", True),
+        ("The team tracks issues in Linear plus docs in Notion.", True),
+        ("Support moved to Zendesk. Macros were copied over.", True),
+        ("Team plan: 10 seats, 50 GB storage.", True),
+    ],
+)
+def test_a_fact_that_states_several_things(text: str, several: bool) -> None:
+    assert states_several_things(text) is several
