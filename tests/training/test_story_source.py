@@ -22,6 +22,8 @@ FROZEN = {
     "slot-pairs-validation.jsonl": "0badc296ffda7f6b48f204325aa985356d693e796178449a3cc44cb8cc0b2a1f",
     # Frozen on 2026-11-29 (docs/DETECTION.md, "A slot reader retrained with pairs of stages").
     "stage-pairs-validation.jsonl": "7b23749e36d6079f5a66d6d57e15cf6db52945b07b0af250e248bf068dc3cae9",
+    # Written blind and frozen on 2026-11-29 (docs/DETECTION.md, "A fresh validation battery").
+    "probes-fresh-validation.jsonl": "ce9639915b733d1cab89209b8d4e9ea0d170ca853a654508612680272b9ab08f",
 }
 
 STORY = """
