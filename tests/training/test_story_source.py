@@ -24,6 +24,8 @@ FROZEN = {
     "stage-pairs-validation.jsonl": "7b23749e36d6079f5a66d6d57e15cf6db52945b07b0af250e248bf068dc3cae9",
     # Written blind and frozen on 2026-11-29 (docs/DETECTION.md, "A fresh validation battery").
     "probes-fresh-validation.jsonl": "ce9639915b733d1cab89209b8d4e9ea0d170ca853a654508612680272b9ab08f",
+    # 48 stories written blind and frozen on 2026-11-29 (docs/DETECTION.md, "Fresh stories, written blind").
+    "stories-fresh-validation.jsonl": "90a3379f54e8d9e78f438099e932f2702225fc68578d1e49ef353930a19fef8f",
 }
 
 STORY = """
