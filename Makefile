@@ -7,7 +7,7 @@ RUNTIME := $(VENV)/.installed-runtime
 DEV := $(VENV)/.installed-dev
 PORT ?= 8000
 
-.PHONY: install install-dev run test lint typecheck pytest bench stop-db lock screenshots
+.PHONY: install install-dev run test lint typecheck pytest bench eval-detection stop-db lock screenshots
 
 $(VENV)/bin/python:
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH"; exit 1; }
@@ -47,6 +47,18 @@ pytest: install-dev
 
 bench: install
 	$(BIN)/python bench/commit.py
+
+# The shared evaluation data (shared/eval here, or beside the checkout as in CI).
+SHARED_EVAL ?= $(firstword $(wildcard shared/eval ../shared/eval))
+## Every figure issue 21's bar reads, summary lines only (validation sets are read as aggregates; about 4 minutes).
+STORY_SETS := $(SHARED_EVAL)/stories-dev.jsonl $(addprefix training/data/,stories-own-dev.jsonl \
+	stories-own-validation.jsonl stories-fresh-dev.jsonl stories-fresh-validation.jsonl)
+PROBE_SETS := $(addprefix training/data/probes-,dev.jsonl fresh-dev.jsonl validation.jsonl fresh-validation.jsonl \
+	changes.jsonl changes-validation.jsonl harmless.jsonl reasons.jsonl)
+eval-detection: install-dev
+	@for f in $(STORY_SETS); do echo "== $$f"; $(BIN)/python manage.py eval_stories $$f | grep -v '^ *$$'; done
+	@for f in $(PROBE_SETS); do echo "== $$f"; $(BIN)/python manage.py eval_probes $$f | sed -n '1,3p'; done
+	@echo "== eval_chat --split validation"; $(BIN)/python manage.py eval_chat --split validation
 
 ## Regenerate docs/screenshots/ from the demo history (real chromium; 4–7 minutes on a loaded 2-core machine).
 screenshots: install-dev
