@@ -59,6 +59,8 @@ eval-detection: install-dev
 	@for f in $(STORY_SETS); do echo "== $$f"; $(BIN)/python manage.py eval_stories $$f | grep -v '^ *$$'; done
 	@for f in $(PROBE_SETS); do echo "== $$f"; $(BIN)/python manage.py eval_probes $$f | sed -n '1,3p'; done
 	@echo "== eval_chat --split validation"; $(BIN)/python manage.py eval_chat --split validation
+	@echo "== eval_chat, fresh chats"
+	@$(BIN)/python manage.py eval_chat --own training/data/chat-fresh-validation.txt --no-decode
 
 ## Regenerate docs/screenshots/ from the demo history (real chromium; 4–7 minutes on a loaded 2-core machine).
 screenshots: install-dev

@@ -26,6 +26,8 @@ FROZEN = {
     "probes-fresh-validation.jsonl": "ce9639915b733d1cab89209b8d4e9ea0d170ca853a654508612680272b9ab08f",
     # 48 stories written blind and frozen on 2026-11-29 (docs/DETECTION.md, "Fresh stories, written blind").
     "stories-fresh-validation.jsonl": "90a3379f54e8d9e78f438099e932f2702225fc68578d1e49ef353930a19fef8f",
+    # 12 friendly chats written blind and frozen on 2026-11-29 (docs/DETECTION.md, "Fresh chats, written blind").
+    "chat-fresh-validation.txt": "a0722e29e559474095307e2a135441811daf1474d474ff483ee9b7b9dcd44129",
 }
 
 STORY = """
