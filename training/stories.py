@@ -78,6 +78,13 @@ class Decision:
         return f"{self.retired} {verb} {self.kept}: {verdict}"
 
 
+@dataclass(frozen=True)
+class RuledFlag:
+    rule: str  # the detective's rule (its evidence's "rule"), else the card's detector
+    right: bool  # of an expected flag's kind, sharing two or more of its facts
+    on_trap: bool
+
+
 @dataclass
 class StoryOutcome:
     story_id: str
@@ -91,6 +98,9 @@ class StoryOutcome:
     misses: list[str] = field(default_factory=list)
     detectors: list[str] = field(default_factory=list)  # parallel to ``raised``
     decisions: list[Decision] = field(default_factory=list)
+    # Parallel to ``raised``: the rule that raised each flag, whether it matches an expected flag, whether it
+    # joins the facts of a trap.
+    by_rule: list[RuledFlag] = field(default_factory=list)
 
     @property
     def current_total(self) -> int:
@@ -133,6 +143,20 @@ class StoryReport:
             "stories_with_wrong": sum(any(d.wrong for d in o.decisions) for o in self.outcomes),
         }
 
+    def by_rule(self) -> dict[str, dict[str, int]]:
+        """Per rule: the flags it raised, how many match an expected flag, how many sit on a trap.
+
+        A flag counts as right here when it matches any expected flag, so two flags on one expected flag are
+        both right (precision's one-to-one matching counts one).
+        """
+        totals: dict[str, dict[str, int]] = {}
+        for flag in (f for o in self.outcomes for f in o.by_rule):
+            counts = totals.setdefault(flag.rule, {"raised": 0, "right": 0, "on_traps": 0})
+            counts["raised"] += 1
+            counts["right"] += flag.right
+            counts["on_traps"] += flag.on_trap
+        return dict(sorted(totals.items()))
+
     def as_json(self) -> dict[str, Any]:
         expected = sum(len(o.expected) for o in self.outcomes)
         raised = sum(len(o.raised) for o in self.outcomes)
@@ -158,6 +182,7 @@ class StoryReport:
                 sum(o.current_correct for o in self.outcomes) / current_total if current_total else 1.0, 4
             ),
             "automatic": self.automatic(),
+            "by_rule": self.by_rule(),
             "per_story": {
                 o.story_id: {
                     "supersedes": sum(d.action == "supersede" for d in o.decisions),
@@ -236,6 +261,14 @@ def _replay(story: dict[str, Any], mode: str) -> StoryOutcome:
         misses=misses,
         detectors=[card.detector for card in cards],
         decisions=decisions,
+        by_rule=[
+            RuledFlag(
+                rule=str(card.evidence.get("rule") or card.detector),
+                right=any(kind == card.kind and len(ids & expected_ids) >= 2 for kind, expected_ids in expected),
+                on_trap=any(len(trap & ids) >= 2 for trap in traps),
+            )
+            for card, (_, ids) in zip(cards, raised, strict=True)
+        ],
     )
 
 

@@ -49,6 +49,8 @@ from memories.subjects import (
 )
 
 StoryPairClassifier = Callable[[list[tuple[StoryFact, StoryFact]]], list[Verdict]]
+# What a rule calls to raise a flag: (kind, fact indexes, question, reason).
+AddFlag = Callable[[str, list[int], str, str], None]
 
 # Pairs worth classifying: this similar (less within one scope), at most this many
 # earlier partners per fact.
@@ -223,35 +225,40 @@ def detect(facts: list[StoryFact], *, classify: StoryPairClassifier | None = Non
     flags: list[Flag] = []
     used: set[frozenset[int]] = set()
 
-    def add(kind: str, members: list[int], question: str, reason: str) -> None:
-        key = frozenset(members)
-        if len(key) < 2 or any(len(key & other) >= 2 for other in used):
-            return
-        used.add(key)
-        ordered = sorted(key)
-        flags.append(
-            Flag(
-                kind=kind,
-                fact_ids=[facts[i].id for i in ordered],
-                question=question,
-                detector=DETECTOR,
-                evidence={"reason": reason, "facts": [facts[i].text for i in ordered]},
-                # A stale flag asks about its old fact (every stale rule puts it first in time);
-                # the others ask about the newest statement.
-                asked=facts[ordered[0] if kind == "stale" else ordered[-1]].id,
-            )
-        )
+    def adder(rule: str) -> AddFlag:
+        """``add`` for one rule: its flags name it in their evidence (``eval_stories`` counts flags per rule)."""
 
-    _reversals(facts, pairs, by_key, add)
-    _returns(facts, pairs, similarity, add)
-    _values_returned(facts, pairs, similarity, add)
-    _ended_still_used(facts, similarity, add)
+        def add(kind: str, members: list[int], question: str, reason: str) -> None:
+            key = frozenset(members)
+            if len(key) < 2 or any(len(key & other) >= 2 for other in used):
+                return
+            used.add(key)
+            ordered = sorted(key)
+            flags.append(
+                Flag(
+                    kind=kind,
+                    fact_ids=[facts[i].id for i in ordered],
+                    question=question,
+                    detector=DETECTOR,
+                    evidence={"reason": reason, "rule": rule, "facts": [facts[i].text for i in ordered]},
+                    # A stale flag asks about its old fact (every stale rule puts it first in time);
+                    # the others ask about the newest statement.
+                    asked=facts[ordered[0] if kind == "stale" else ordered[-1]].id,
+                )
+            )
+
+        return add
+
+    _reversals(facts, pairs, by_key, adder("reversal"))
+    _returns(facts, pairs, similarity, adder("return"))
+    _values_returned(facts, pairs, similarity, adder("value returned"))
+    _ended_still_used(facts, similarity, adder("ended, used again"))
     # Older facts a later fact announced replacing: a question about them is settled.
     retired = {p.older for p in pairs if p.at_odds and p.announced}
-    _disputes(facts, pairs, retired, add)
-    _value_clashes(facts, pairs, retired, add)
-    _versions_moved_on(facts, pairs, retired, add)
-    _temporary_states_left_behind(facts, similarity, retired, add)
+    _disputes(facts, pairs, retired, adder("dispute"))
+    _value_clashes(facts, pairs, retired, adder("value clash"))
+    _versions_moved_on(facts, pairs, retired, adder("version moved on"))
+    _temporary_states_left_behind(facts, similarity, retired, adder("temporary state left behind"))
     return flags
 
 
@@ -349,7 +356,7 @@ def _reversals(
     facts: list[StoryFact],
     pairs: list[PairView],
     by_key: dict[tuple[int, int], PairView],
-    add: Callable[[str, list[int], str, str], None],
+    add: AddFlag,
 ) -> None:
     """A → (announced change) B → C that says A again, with no announced change back."""
     for change in pairs:
@@ -373,7 +380,7 @@ def _disputes(
     facts: list[StoryFact],
     pairs: list[PairView],
     retired: set[int],
-    add: Callable[[str, list[int], str, str], None],
+    add: AddFlag,
 ) -> None:
     for pair in pairs:
         older, newer = facts[pair.older], facts[pair.newer]
@@ -416,7 +423,7 @@ def _returns(
     facts: list[StoryFact],
     pairs: list[PairView],
     similarity: np.ndarray,
-    add: Callable[[str, list[int], str, str], None],
+    add: AddFlag,
 ) -> None:
     """A, then B announces leaving it, then a later C states A again.
 
@@ -480,7 +487,7 @@ def _values_returned(
     facts: list[StoryFact],
     pairs: list[PairView],
     similarity: np.ndarray,
-    add: Callable[[str, list[int], str, str], None],
+    add: AddFlag,
 ) -> None:
     """A states a value, B announces a change and drops it for a new one, and a later C states A's value again.
 
@@ -551,7 +558,7 @@ def _values_returned(
 def _ended_still_used(
     facts: list[StoryFact],
     similarity: np.ndarray,
-    add: Callable[[str, list[int], str, str], None],
+    add: AddFlag,
 ) -> None:
     """A names a thing, B says the thing ended, and a later C uses it again as if it never had.
 
@@ -729,7 +736,7 @@ def _value_clashes(
     facts: list[StoryFact],
     pairs: list[PairView],
     retired: set[int],
-    add: Callable[[str, list[int], str, str], None],
+    add: AddFlag,
 ) -> None:
     """Two sources state different values of the same measure, and nothing says one replaced the other.
 
@@ -772,7 +779,7 @@ def _versions_moved_on(
     facts: list[StoryFact],
     pairs: list[PairView],
     retired: set[int],
-    add: Callable[[str, list[int], str, str], None],
+    add: AddFlag,
 ) -> None:
     """Stale: a fact names one version of something; weeks later another fact uses a newer one, unannounced.
 
@@ -800,7 +807,7 @@ def _temporary_states_left_behind(
     facts: list[StoryFact],
     similarity: np.ndarray,
     retired: set[int],
-    add: Callable[[str, list[int], str, str], None],
+    add: AddFlag,
 ) -> None:
     """Stale: a temporary condition with no end ("User is on parental leave — no work calls"), and
     months later its scope carries on as if it were over (meetings, workshops), nothing retiring it.

@@ -73,6 +73,20 @@ def test_two_current_facts_at_odds_are_an_ambiguity() -> None:
     assert (kind, ids) == ("ambiguity", ["f1", "f2"])
 
 
+def test_each_flag_names_the_rule_that_raised_it() -> None:
+    reversal = {("f1", "f2"): (CHANGE, 0.9), ("f2", "f3"): (CLASH, 0.8), ("f1", "f3"): (SAME, 0.8)}
+    backups = [
+        fact("f1", "Backup retention is 30 days", 0, scope="backups", agent="sre"),
+        fact("f2", "Database backups are kept for 14 days, then deleted", 8, scope="backups", agent="policy"),
+    ]
+
+    [broker_flag] = detect(BROKER, classify=Script(reversal))
+    [backup_flag] = detect(backups, classify=Script({("f1", "f2"): (CLASH, 0.85)}))
+
+    assert broker_flag.evidence["rule"] == "reversal"
+    assert backup_flag.evidence["rule"] == "dispute"
+
+
 def test_facts_about_the_user_at_odds_are_a_contradiction() -> None:
     story = [
         fact("f1", "User doesn't drink alcohol at all", 0, scope="prefs"),

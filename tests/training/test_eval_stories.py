@@ -18,6 +18,8 @@ from workspaces.models import Workspace
 
 FIXTURES = Path(__file__).parent / "fixtures"
 SMALL = FIXTURES / "stories-small.jsonl"
+# The detective's rule that finds the fixture's reversal (conflicts/detection/detective_offline.py, ``detect``).
+RULE = "return"
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -39,6 +41,7 @@ def test_it_prints_the_readme_json_shape_and_scores_the_fixture() -> None:
         "traps",
         "current_truth_accuracy",
         "automatic",
+        "by_rule",
         "per_story",
     }
     assert set(report["flags"]) == {"precision", "recall", "f1", "expected", "raised", "matched"}
@@ -69,6 +72,20 @@ def test_it_prints_the_readme_json_shape_and_scores_the_fixture() -> None:
         "decisions": ["f1 superseded by f2: ok (not labelled)"],
     }
     assert report["per_story"]["s2"]["decisions"] == ["f1 superseded by f2: ok (not labelled)"]
+
+
+def test_it_counts_flags_per_rule_and_on_traps(tmp_path: Path) -> None:
+    stories = [json.loads(line) for line in SMALL.read_text().splitlines()]
+    # Mark the reversal's first and last facts a trap as well: the same flag is then right and on a trap.
+    stories[0]["must_not_flag"].append({"fact_ids": ["f1", "f4"], "why": "for the test"})
+    path = tmp_path / "stories.jsonl"
+    path.write_text("\n".join(json.dumps(story) for story in stories) + "\n")
+
+    report = json.loads(run(str(path), "--json"))
+    text = run(str(path), "--by-rule")
+
+    assert report["by_rule"] == {RULE: {"raised": 1, "right": 1, "on_traps": 1}}
+    assert f"rule       {RULE}: 1 of 1 right, 1 on traps" in text
 
 
 def test_it_explains_a_current_truth_miss(tmp_path: Path) -> None:

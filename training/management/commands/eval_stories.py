@@ -24,6 +24,9 @@ class Command(BaseCommand):
         parser.add_argument("--json", action="store_true", help="print the README's JSON shape")
         parser.add_argument("--mode", choices=["offline", "llm"], default="offline")
         parser.add_argument("--verbose", action="store_true", help="list misses per story")
+        parser.add_argument(
+            "--by-rule", action="store_true", help="count flags per rule that raised them (aggregates only)"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         path: Path = options["file"]
@@ -61,6 +64,11 @@ class Command(BaseCommand):
             f"{auto['stories_with_wrong']} stories with a wrong one; {auto['settled_dispute']} settled a dispute "
             "the story wants asked"
         )
+        if options["by_rule"]:
+            for rule, counts in summary["by_rule"].items():
+                self.stdout.write(
+                    f"rule       {rule}: {counts['right']} of {counts['raised']} right, {counts['on_traps']} on traps"
+                )
         if options["verbose"]:
             for outcome in report.outcomes:
                 raised = sorted(
