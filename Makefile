@@ -56,8 +56,12 @@ STORY_SETS := $(SHARED_EVAL)/stories-dev.jsonl $(addprefix training/data/,storie
 PROBE_SETS := $(addprefix training/data/probes-,dev.jsonl fresh-dev.jsonl validation.jsonl fresh-validation.jsonl \
 	changes.jsonl changes-validation.jsonl harmless.jsonl reasons.jsonl)
 eval-detection: install-dev
-	@for f in $(STORY_SETS); do echo "== $$f"; $(BIN)/python manage.py eval_stories $$f | grep -v '^ *$$'; done
-	@for f in $(PROBE_SETS); do echo "== $$f"; $(BIN)/python manage.py eval_probes $$f | sed -n '1,3p'; done
+	@# Each command's output goes through a file, so that a failing command stops the target (no pipefail in sh).
+	@out=$$(mktemp); trap 'rm -f $$out' EXIT; \
+	for f in $(STORY_SETS); do echo "== $$f"; $(BIN)/python manage.py eval_stories $$f >$$out || exit 1; \
+		grep -v '^ *$$' $$out; done; \
+	for f in $(PROBE_SETS); do echo "== $$f"; $(BIN)/python manage.py eval_probes $$f >$$out || exit 1; \
+		sed -n '1,3p' $$out; done
 	@echo "== eval_chat --split validation"; $(BIN)/python manage.py eval_chat --split validation
 	@echo "== eval_chat, fresh chats"
 	@$(BIN)/python manage.py eval_chat --own training/data/chat-fresh-validation.txt --no-decode
