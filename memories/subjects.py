@@ -1026,6 +1026,31 @@ def numbered_apart(older_text: str, newer_text: str) -> bool:
     return kind_a == kind_b and number_a != number_b
 
 
+# A name built of parts: "ci-deployer", "db-eu-west-3", "api.example.com", "payments/prod".
+_IDENTIFIER = re.compile(r"\w+(?:[-./:]\w+)+")
+
+
+def identifiers_extended(older_text: str, newer_text: str) -> bool:
+    """One fact names an identifier the other extends by a worded part, and neither names the other's: two things.
+
+    "ci-deployer access key rotated" / "Staging deploys with ci-deployer-staging's access key": a name built
+    on another names a thing derived from it (a staging twin, a replica, a sub-account), not a new value of
+    it. A part of digits only extends a version or a sequence ("3.11" / "3.11.4"), which may be a new value.
+    """
+    older, newer = _identifiers(older_text), _identifiers(newer_text)
+    for short_side, long_side in ((older, newer), (newer, older)):
+        for short in short_side - long_side:
+            for long in long_side - short_side:
+                rest = long[len(short) :]
+                if long.startswith(short) and rest[:1] in ("-", ".", "/", ":") and re.search(r"[a-z]", rest):
+                    return True
+    return False
+
+
+def _identifiers(text: str) -> set[str]:
+    return {match.group(0).lower() for match in _IDENTIFIER.finditer(text)}
+
+
 def _numbered(match: re.Match[str]) -> tuple[str, str]:
     if match.group("item"):
         return singular(match.group("item").lower()), match.group("number").lower()

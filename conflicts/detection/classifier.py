@@ -51,6 +51,7 @@ from conflicts.detection.verdict import (
 from memories import embeddings
 from memories.subjects import (
     another_thing_by_a_shared_word,
+    identifiers_extended,
     main_statement,
     named_speakers_differ,
     names_a_property,
@@ -442,7 +443,8 @@ def _dated_apart(older: Memory, newer: Memory) -> bool:
 
 def subjects_apart(older: Memory, newer: Memory) -> bool:
     """Known to be two subjects whatever the texts say: two keys, two speakers, someone and a relative,
-    two names with no word in common ("Acme Corp …" / "Initech …").
+    two names with no word in common ("Acme Corp …" / "Initech …"), a name and one built on it ("ci-deployer" /
+    "ci-deployer-staging").
 
     What no reading of the texts can overrule (the guard, ``conflicts.services.subject_guard``, asks the same).
     """
@@ -453,6 +455,7 @@ def subjects_apart(older: Memory, newer: Memory) -> bool:
         or speakers_differ(older.text, older.agent, older.subject_entity, newer.text, newer.agent, newer.subject_entity)
         or _named_after_it(older, newer)
         or numbered_apart(older.text, newer.text)
+        or identifiers_extended(older.text, newer.text)
         or (
             siblings(older.subject_entity, newer.subject_entity)
             and states_its_subject(older.text)

@@ -109,3 +109,22 @@ def test_a_change_of_one_part_that_says_the_rest_stays_retires_nothing(agent: Ag
     assert (old.superseded_by_id, old.reliability) == (None, "reliable")
     assert Uncertainty.objects.filter(memory_a=old, memory_b=new, uncertainty_type="stale", state="open").exists()
     assert not ConflictCard.objects.exists()
+
+
+def test_a_thing_named_after_another_never_retires_it(agent: AgentClient, worker: Any) -> None:
+    # The slot reader reads the key of "ci-deployer-staging" as another value of ci-deployer's key (0.88);
+    # from a blind dev story (training/data/stories-fresh-dev-3.jsonl, t04), where it retired the rotation.
+    old, new = _committed_in_turn(
+        agent,
+        (
+            "ci-deployer access key rotated (new key id ends ...Q7XM); old key deactivated, deleted after 7 days.",
+            "2025-05-19T09:00:00Z",
+        ),
+        (
+            "Staging still deploys with IAM user ci-deployer-staging's access key — accepted exception until staging"
+            " moves to OIDC in Q4.",
+            "2025-09-02T09:00:00Z",
+        ),
+    )
+    assert (old.superseded_by_id, new.superseded_by_id) == (None, None)
+    assert not Event.objects.filter(verb="conflict.temporal_supersede").exists()

@@ -11,6 +11,7 @@ from memories.subjects import (
     belonging_verb,
     canonical_attribute,
     entities_agree,
+    identifiers_extended,
     main_statement,
     names_a_property,
     numbered_apart,
@@ -301,6 +302,21 @@ def test_two_things_of_one_kind_told_apart_by_their_qualifiers(a: str, b: str, a
 )
 def test_numbered_things_of_one_series_are_two_things(older: str, newer: str, apart: bool) -> None:
     assert numbered_apart(older, newer) is apart
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "apart"),
+    [
+        ("The ci-deployer access key was rotated.", "Staging deploys with the ci-deployer-staging key.", True),
+        ("db-main-replica lags by 4 s.", "db-main was upgraded to Postgres 16.", True),  # either order
+        ("Payments page through payments/prod.", "Alerts for payments/prod/eu go to Opsgenie.", True),
+        ("The app runs Python 3.11.", "The app now runs Python 3.11.4.", False),  # a version, extended by digits
+        ("The primary is db-ledger-a.", "Orchestrator promoted db-ledger-b to primary.", False),  # another value
+        ("ci-deployer rotates monthly.", "ci-deployer and ci-deployer-staging rotate weekly.", False),  # both named
+    ],
+)
+def test_a_name_built_on_another_names_another_thing(older: str, newer: str, apart: bool) -> None:
+    assert identifiers_extended(older, newer) is apart
 
 
 @pytest.mark.parametrize(
