@@ -1026,8 +1026,8 @@ def numbered_apart(older_text: str, newer_text: str) -> bool:
     return kind_a == kind_b and number_a != number_b
 
 
-# A name built of parts: "ci-deployer", "db-eu-west-3", "api.example.com", "payments/prod".
-_IDENTIFIER = re.compile(r"\w+(?:[-./:]\w+)+")
+# Words joined by - . / :, a name built of parts: "ci-deployer", "db-eu-west-3", "api.example.com", "INC-2291".
+IDENTIFIER = re.compile(r"\w+(?:[-./:]\w+)+")
 
 
 def identifiers_extended(older_text: str, newer_text: str) -> bool:
@@ -1048,7 +1048,7 @@ def identifiers_extended(older_text: str, newer_text: str) -> bool:
 
 
 def _identifiers(text: str) -> set[str]:
-    return {match.group(0).lower() for match in _IDENTIFIER.finditer(text)}
+    return {match.group(0).lower() for match in IDENTIFIER.finditer(text)}
 
 
 def _numbered(match: re.Match[str]) -> tuple[str, str]:

@@ -53,6 +53,7 @@ from memories.embeddings import DIMENSIONS, embed_text
 from memories.models import LIVE_STATUSES, Link, Memory, Reliability
 from memories.selectors import memories_load_vectors, memories_with_vectors
 from memories.speech_acts import is_claim
+from memories.subjects import IDENTIFIER  # words joined by - . / :; with a digit, an identifier (INC-2291, v2.14.3)
 from memoryhub.errors import InvalidInput
 from recall import periods
 from recall.periods import LATEST, Period, stated_date
@@ -108,8 +109,6 @@ MIN_EF_SEARCH = 150
 EF_SEARCH_ROWS = 100_000
 MAX_EF_SEARCH = 500
 TOKEN = re.compile(r"\w+", re.UNICODE)
-# Words joined by - . / : — with a digit among them, an identifier (INC-2291, v2.14.3, 10.0.3.7).
-IDENTIFIER = re.compile(r"\w+(?:[-./:]\w+)+", re.UNICODE)
 # Postgres' english stop words (tsearch_data/english.stop, from Snowball), dropped before BM25 as the
 # english configuration drops them: in a pool of 40 facts "is" can be as rare as an IP address.
 STOP_WORDS = frozenset(
