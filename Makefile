@@ -50,7 +50,7 @@ bench: install
 
 # The shared evaluation data (shared/eval here, or beside the checkout as in CI).
 SHARED_EVAL ?= $(firstword $(wildcard shared/eval ../shared/eval))
-## Every figure issue 21's bar reads, summary lines only (validation sets are read as aggregates; about 5 minutes).
+## Every figure issue 21's bar reads, summary lines only (validation sets are read as aggregates; about 7 minutes).
 STORY_SETS := $(SHARED_EVAL)/stories-dev.jsonl $(addprefix training/data/,stories-own-dev.jsonl \
 	stories-own-validation.jsonl stories-fresh-dev.jsonl stories-fresh-dev-2.jsonl stories-fresh-dev-3.jsonl \
 	stories-fresh-validation.jsonl)
@@ -64,8 +64,9 @@ eval-detection: install-dev
 	for f in $(PROBE_SETS); do echo "== $$f"; $(BIN)/python manage.py eval_probes $$f >$$out || exit 1; \
 		sed -n '1,3p' $$out; done
 	@echo "== eval_chat --split validation"; $(BIN)/python manage.py eval_chat --split validation
-	@echo "== eval_chat, fresh chats"
-	@$(BIN)/python manage.py eval_chat --own training/data/chat-fresh-validation.txt --no-decode
+	@for f in chat-fresh-dev.txt chat-fresh-validation.txt chat-fresh-validation-2.txt; do \
+		echo "== eval_chat, training/data/$$f"; \
+		$(BIN)/python manage.py eval_chat --own training/data/$$f --no-decode || exit 1; done
 
 ## Regenerate docs/screenshots/ from the demo history (real chromium; 4–7 minutes on a loaded 2-core machine).
 screenshots: install-dev

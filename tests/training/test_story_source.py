@@ -28,6 +28,8 @@ FROZEN = {
     "stories-fresh-validation.jsonl": "90a3379f54e8d9e78f438099e932f2702225fc68578d1e49ef353930a19fef8f",
     # 12 friendly chats written blind and frozen on 2026-11-29 (docs/DETECTION.md, "Fresh chats, written blind").
     "chat-fresh-validation.txt": "a0722e29e559474095307e2a135441811daf1474d474ff483ee9b7b9dcd44129",
+    # 6 more written blind by a fourth helper and frozen on 2026-11-29 (docs/DETECTION.md, "Chat noise").
+    "chat-fresh-validation-2.txt": "b629e611ec2d7dc9bf616a91e2f06867516f70c6db9611dcff28da0aed5b7fd0",
 }
 
 STORY = """
