@@ -101,10 +101,8 @@ ONE_SLOT_CHANGE = 0.6
 # … and where nothing announces the change, from this probability of "update" alone, for facts of one
 # source about one entity (``_restated_by_its_source``).
 UNANNOUNCED_UPDATE = 0.9
-# Words of novelty announce a change only weakly: "I was thinking about a new job but honestly I'm happy
-# where I am." speaks of a new job and changes none. With nothing else announcing it, the slot reading
-# must be this sure.
-NOVELTY_MARKERS = frozenset(["new", "newly", "just", "recently", "latest"])
+# Where a word of novelty is all that announces a change (``rules.only_novelty``), the slot reading must
+# be this sure.
 NOVELTY_ONLY_CHANGE = 0.9
 # Recall's subject lookups ask the slot reader about a pair only where the lookup reader gives it at least
 # this chance of another value, and less than ``ONE_SLOT_CHANGE`` (``another_value_readings``).
@@ -640,7 +638,7 @@ def _one_slot_change(older: Memory, newer: Memory, prediction: Prediction) -> Ve
     changed = _another_value(reading)
     if changed < ONE_SLOT_CHANGE or not _may_read_as_one(older, newer, prediction):
         return None
-    if _only_novelty(prediction.signals) and changed < NOVELTY_ONLY_CHANGE:
+    if rules.only_novelty(prediction.signals) and changed < NOVELTY_ONLY_CHANGE:
         return None
     return Verdict(
         relation=Relation.TEMPORAL_CHANGE,
@@ -653,12 +651,6 @@ def _one_slot_change(older: Memory, newer: Memory, prediction: Prediction) -> Ve
         reasons=(f"read together as one subject with another value (p={changed:.2f})", *prediction.reasons),
         probabilities={RELATION_OF_LABEL[label].value: p for label, p in zip(LABELS, reading, strict=True)},
     )
-
-
-def _only_novelty(signals: rules.RuleSignals) -> bool:
-    """All the newer fact says of a change is that something is new or recent ("a new job", "just"), or nothing
-    (a source restating its thing unannounced, whose reading already had to be as sure)."""
-    return not signals.past_markers_a and set(signals.change_markers_b) <= NOVELTY_MARKERS
 
 
 def _announced_within_subject(older: Memory, newer: Memory, prediction: Prediction) -> Verdict | None:

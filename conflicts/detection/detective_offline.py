@@ -40,9 +40,12 @@ from conflicts.story import Flag
 from memories.embeddings import embed_texts
 from memories.speech_acts import is_claim
 from memories.subjects import (
+    attributes_agree,
     entities_agree,
     lexicon,
     named_speakers_differ,
+    names_a_person,
+    names_itself,
     speakers_differ,
     states_its_subject,
     subject_of,
@@ -497,19 +500,28 @@ def _values_returned(
     for :func:`_returns`), name none of A's dropped values and at
     least one of its own, and C must repeat a dropped value, name none of B's new ones, say nothing
     of a change or a plan itself, be about the same entity as A (never the user's partner for the
-    user), and be closer in meaning to A than to B. Nothing here reads the pair classifier: the
+    user), and be closer in meaning to A than to B. Where A is about someone or something named, which has many
+    properties ("Marta joined the chess club at Fairview Library." / "Marta's Lichess rating rose to 1235."), B must
+    be read as about A's property. Nothing here reads the pair classifier: the
     values carry the timeline, so wording the model has not seen does not matter.
     """
     for change in pairs:
         first, second = change.older, change.newer
         a, b = facts[first], facts[second]
-        # B itself says it changed something (an older fact's "until" announces nothing about B).
-        announced = ANNOUNCED.search(b.text) or change.signals.change_markers_b or CHANGED.search(b.text)
+        # B itself says it changed something (an older fact's "until" announces nothing about B), by more than a
+        # word of novelty ("Kelsey's Civic got a new battery." drops no value of "Kelsey drives a Civic …").
+        announced = (
+            ANNOUNCED.search(b.text)
+            or CHANGED.search(b.text)
+            or (change.signals.change_markers_b and not rules.only_novelty(change.signals))
+        )
         duplicate = change.verdict.relation == Relation.DUPLICATE
         if not announced or duplicate or _same_session(a, b) or b.at <= a.at or ADDS.search(b.text):
             continue
         if _entities_apart(a, b):
             continue  # "Emergency fund goal: 10,000" and "savings target raised to 800": two subjects
+        if _many_properties(a) and attributes_agree(_attribute(a), _attribute(b)) is not True:
+            continue  # "Marta joined the chess club at Fairview Library" / "Marta's Lichess rating rose to 1235"
         if change.similarity < LINK_COSINE:
             continue  # B must be about what A is about, not only of one scope (a chat's facts all share one)
         values_a, words_b = _values(a.text), _words(b.text)
@@ -645,12 +657,38 @@ def _ending_windows(text: str) -> list[tuple[list[str], bool]]:
     windows = []
     for clause in _CLAUSE_SPLIT.split(text):
         for ending in ENDING.finditer(clause):
-            before = _nouns(clause[: ending.start()])[-ENDED_REACH:]
+            before = _nouns(_what_undergoes(clause[: ending.start()], clause[ending.end() :], ending.group(0)))
+            before = before[-ENDED_REACH:]
             after = _nouns(clause[ending.end() :])[:ENDED_REACH]
             windows.append((list(dict.fromkeys(before + after)), ending.group(0).lower() in REPLACED))
     if ANNOUNCED.search(text) or rules.change_markers(text):
         windows += [([value], False) for value in sorted(rules.left_values(text))]
     return [(words, by_name) for words, by_name in windows if words]
+
+
+# "Biscuit had a bad tooth removed", "got the cast taken off": what ended is what was had done, not who had it.
+_CAUSATIVE = re.compile(r"\b(?:had|has|have|having|got|gets|get|getting)\b", re.IGNORECASE)
+# Words of ending that are no verb with an object of their own ("CPAP no longer needed").
+_NO_OBJECT = frozenset(["no longer", "no more", "not needed"])
+
+
+def _what_undergoes(before: str, after: str, ending: str) -> str:
+    """The words before a word of ending that can name what ended: none where the word is a verb with its
+    object after it ("Kelsey sold her old bike": Kelsey did the selling), only those after "had" in "had X
+    removed"; else all of them ("the gas boiler was removed")."""
+    known = lexicon()
+    following = rules.tokens(after)[:1]
+    if (
+        ending.lower() not in _NO_OBJECT
+        and following
+        and (
+            known.get(following[0], "") in ("DT", "PRP$")
+            or (after.lstrip()[:1].isupper() and following[0] not in known)
+        )
+    ):
+        return ""
+    causative = list(_CAUSATIVE.finditer(before))
+    return before[causative[-1].end() :] if causative else before
 
 
 def _nouns(text: str) -> list[str]:
@@ -692,9 +730,21 @@ def _entities_apart(a: StoryFact, b: StoryFact) -> bool:
     return bool(words_a) and bool(words_b) and not words_a & words_b
 
 
+def _many_properties(fact: StoryFact) -> bool:
+    """The fact is about someone (the user, a relative, a named person) or something it names by a proper name
+    (a client, a band): a subject with many properties, of which a fact about it names only one."""
+    entity = _entity(fact)
+    return names_a_person(entity) or names_itself(fact.text, entity)
+
+
 def _entity(fact: StoryFact) -> str:
     """What the fact is about: as stored, else read from its text (a story fact not yet embedded)."""
     return fact.entity or subject_of(fact.text).entity
+
+
+def _attribute(fact: StoryFact) -> str:
+    """Which property of it the fact speaks of: as stored, else read from its text (a fact not yet embedded)."""
+    return fact.attribute if fact.entity else subject_of(fact.text).attribute
 
 
 def _replaced(repeated: set[str], new: set[str], a: StoryFact, b: StoryFact) -> bool:
@@ -728,8 +778,10 @@ def _other_people(text: str) -> set[str]:
 
 
 def _words(text: str) -> set[str]:
-    """Every token of a fact, lower-cased, for "does it name this value" (commas in numbers dropped)."""
-    return {m.group(0).rstrip(".:,").lower().replace(",", "") for m in _VALUE_TOKEN.finditer(text)}
+    """Every token of a fact, lower-cased, for "does it name this value" (commas in numbers dropped); a
+    possessive names its owner too ("Marcus's wedding venue" names Marcus)."""
+    words = {m.group(0).rstrip(".:,").lower().replace(",", "") for m in _VALUE_TOKEN.finditer(text)}
+    return words | {w.removesuffix("'s").removesuffix("’s") for w in words}
 
 
 def _value_clashes(

@@ -391,6 +391,10 @@ CHANGE_MARKERS = (
     "loosened to",
     "tightened to",
 )
+# Words of novelty announce a change only weakly: "I was thinking about a new job but honestly I'm happy
+# where I am." speaks of a new job and changes none; "Kelsey's Civic got a new battery." changes no value
+# the Civic had.
+NOVELTY_MARKERS = frozenset(["new", "newly", "just", "recently", "latest"])
 # Phrases that mark a statement as describing the past (so the other side is newer).
 PAST_MARKERS = (
     "used to",
@@ -405,7 +409,10 @@ PAST_MARKERS = (
 )
 
 _CHANGE_RE = re.compile(r"\b(" + "|".join(re.escape(m) for m in sorted(CHANGE_MARKERS, key=len, reverse=True)) + r")\b")
-_PAST_RE = re.compile(r"\b(" + "|".join(re.escape(m) for m in sorted(PAST_MARKERS, key=len, reverse=True)) + r")\b")
+# Not after a hyphen: "a 6-year-old cat" gives an age, not a thing of the past.
+_PAST_RE = re.compile(
+    r"(?<!-)\b(" + "|".join(re.escape(m) for m in sorted(PAST_MARKERS, key=len, reverse=True)) + r")\b"
+)
 
 _MONTHS = """
     january february march april may june july august september october november december jan feb mar
@@ -785,6 +792,12 @@ def _amounts_differ(signals: RuleSignals) -> bool:
 
 def _differ(xs: list[str], ys: list[str]) -> bool:
     return bool(xs) and bool(ys) and set(xs) != set(ys)
+
+
+def only_novelty(signals: RuleSignals) -> bool:
+    """All the newer side says of a change is that something is new or recent ("a new job", "just"), or nothing,
+    and the older side says nothing of the past."""
+    return not signals.past_markers_a and set(signals.change_markers_b) <= NOVELTY_MARKERS
 
 
 def analyse(

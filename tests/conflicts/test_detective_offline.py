@@ -10,7 +10,7 @@ import datetime as dt
 
 import pytest
 
-from conflicts.detection.detective_offline import detect
+from conflicts.detection.detective_offline import _words, detect
 from conflicts.detection.verdict import Relation, Verdict
 from conflicts.forgetting import StoryFact
 from memories.subjects import subject_of
@@ -585,3 +585,70 @@ def test_one_speakers_ended_thing_is_not_anothers() -> None:
     ]
 
     assert flags(story, ALL_COMPATIBLE) == []
+
+
+def chat_fact(fid: str, text: str, days: float) -> StoryFact:
+    """A fact a chat extractor kept: one scope and one agent for the whole chat."""
+    return fact(fid, text, days, scope="chat", agent="extractor")
+
+
+@pytest.mark.parametrize(
+    "story",
+    [
+        # B says only that something is new: a part replaced, no value of A's changed.
+        [
+            chat_fact("f1", "Ines drives a 2011 Golf with 180,000 miles that she calls Rusty.", 0),
+            chat_fact("f2", "Ines's Golf got a new battery.", 20),
+            chat_fact("f3", "Ines drove Rusty to Devon and back without trouble.", 45),
+        ],
+        # A person has many properties; B changes another one than A speaks of.
+        [
+            chat_fact("f1", "Greta joined the chess club at Elmwood Library, which meets Monday nights at 7.", 0),
+            chat_fact("f2", "Greta's Chess.com rating rose to 1410.", 20),
+            chat_fact("f3", "Greta finished 2nd out of 16 in the Elmwood Library chess club's spring tournament.", 45),
+        ],
+    ],
+    ids=["a word of novelty", "another property of a person"],
+)
+def test_a_value_named_again_after_a_change_of_something_else_is_no_reversal(story: list[StoryFact]) -> None:
+    assert flags(story, ALL_COMPATIBLE) == []
+
+
+def test_a_couples_plans_and_a_change_of_their_venue_are_no_reversal() -> None:
+    """B changes the venue and keeps the rest ("Nadia and Joel's …" still names Joel); C names the couple again."""
+    story = [
+        chat_fact("f1", "Nadia and Joel are planning a June wedding with about 90 guests.", 0),
+        chat_fact("f2", "Nadia and Joel's wedding venue is now the old mill, still in June.", 20),
+        chat_fact("f3", "Nadia and Joel take a cooking class every Tuesday.", 45),
+    ]
+
+    assert flags(story, ALL_COMPATIBLE) == []
+    assert "joel" in _words("Nadia and Joel's wedding venue")  # a possessive names its owner
+
+
+@pytest.mark.parametrize(
+    "ending",
+    [
+        "Bea sold her old bike.",  # Bea did the selling: the bike ended, not Bea
+        "Bea had a wisdom tooth removed on Monday.",  # the tooth was removed, not Bea
+    ],
+)
+def test_who_ends_something_is_not_what_ended(ending: str) -> None:
+    story = [
+        chat_fact("f1", "Bea is saving 40 pounds a week for a car.", 0),
+        chat_fact("f2", ending, 20),
+        chat_fact("f3", "Bea passed her driving theory test.", 45),
+    ]
+
+    assert flags(story, ALL_COMPATIBLE) == []
+
+
+def test_a_thing_that_was_ended_is_still_what_ended() -> None:
+    """The passive keeps its subject as what ended: "The gym membership was cancelled" ends the membership."""
+    story = [
+        fact("f1", "Our gym membership at Pulse covers two people", 0, scope="home", agent="pa"),
+        fact("f2", "The gym membership was cancelled in May", 40, scope="home", agent="pa"),
+        fact("f3", "Book a squash court with the gym membership for Saturday", 80, scope="home", agent="pa"),
+    ]
+
+    assert flags(story, ALL_COMPATIBLE) == [("reversal", ["f1", "f2", "f3"])]

@@ -86,6 +86,12 @@ def test_words_that_give_a_thing_another_form_or_date_mark_a_change(older: str, 
     assert s.newer == "b"
 
 
+def test_an_age_is_no_mark_of_the_past() -> None:
+    """ "a 6-year-old cat" is the cat's age; "the old laptop" is a thing of the past."""
+    assert analyse("Tom has a 6-year-old cat called Pickle.", "Tom adopted a kitten.").past_markers_a == ()
+    assert analyse("The old laptop runs Windows 10.", "The team laptops run Windows 11.").past_markers_a == ("old",)
+
+
 def test_an_effect_on_something_else_is_no_change_marker() -> None:
     s = analyse("Annotators follow the v1 guidelines.", "The new training has cut disagreements a lot.")
     assert "cut" not in s.change_markers_b
