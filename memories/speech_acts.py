@@ -121,6 +121,16 @@ def speech_act_of(
     return whole if whole != CLAIM else acts[-1]
 
 
+def does_more_than_claim(text: str, embed: Callable[[list[str]], Any] | None = None) -> bool:
+    """A turn of a conversation, not one statement: two or more sentences, one of which asks, greets, reacts or
+    plans ("Classic. Is the flat starting to feel like home?", "Hey! I've lived in Kreuzberg for four years.")."""
+    parts = sentences(text)
+    if len(parts) < 2:
+        return False
+    vectors = (embed or _embed)(parts)
+    return any(_act(part, vector) != CLAIM for part, vector in zip(parts, vectors, strict=True))
+
+
 def _embed(texts: list[str]) -> Any:
     return embedder_named(MiniLMEmbedder.name).embed(texts)
 

@@ -49,6 +49,7 @@ from conflicts.detection.verdict import (
     Verdict,
 )
 from memories import embeddings
+from memories.speech_acts import does_more_than_claim
 from memories.subjects import (
     another_thing_by_a_shared_word,
     identifiers_extended,
@@ -630,7 +631,9 @@ def _one_slot_change(older: Memory, newer: Memory, prediction: Prediction) -> Ve
     reading is evidence of one subject (``Verdict.one_slot``) as well as of the
     change, for a pair at least a day apart that nothing marks as two subjects
     and whose texts allow it (:func:`_may_read_as_one`: the newer fact announces
-    the change, among others).
+    the change, among others). Not where either is a chat turn that greets, asks
+    or reacts as well as it claims (``speech_acts.does_more_than_claim``): there
+    the reader reads the conversation's topic, not one property.
     """
     reading = prediction.slot_reading
     if reading is None or not _dated_apart(older, newer) or subjects_apart(older, newer):
@@ -640,6 +643,8 @@ def _one_slot_change(older: Memory, newer: Memory, prediction: Prediction) -> Ve
         return None
     if rules.only_novelty(prediction.signals) and changed < NOVELTY_ONLY_CHANGE:
         return None
+    if does_more_than_claim(older.text) or does_more_than_claim(newer.text):
+        return None  # a chat turn that also greets, asks or reacts: its topic, not one property, was read
     return Verdict(
         relation=Relation.TEMPORAL_CHANGE,
         probability=changed,

@@ -259,6 +259,17 @@ def test_a_word_of_novelty_alone_needs_a_sure_reading() -> None:
     assert _one_slot_change(bakery, switched, forced(bakery, switched, unsure)) is not None
 
 
+def test_a_chat_turn_that_also_greets_or_asks_is_not_read_as_one_property() -> None:
+    # The reading would retire the first turn: its topic (the seedlings) was read, not one property of them.
+    older = fact("Hi there! The basil seedlings are up, about 3 cm tall.", agent="user")
+    newer = fact("The basil seedlings are 12 cm now. Should I pinch the tops?", 30, agent="user")
+    plain_older = fact("The basil seedlings are up, about 3 cm tall.", agent="user")
+    plain_newer = fact("The basil seedlings are 12 cm now.", 30, agent="user")
+
+    assert _one_slot_change(older, newer, forced(older, newer)) is None
+    assert _one_slot_change(plain_older, plain_newer, forced(plain_older, plain_newer)) is not None
+
+
 def test_two_named_speakers_lines_are_two_peoples() -> None:
     ana, ben = (
         fact("Ana: the flat is unpacked, we now live in Porto!"),

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from memories.embeddings import MiniLMEmbedder, embed_texts
-from memories.speech_acts import CLAIM, GREETING, QUESTION, is_claim, speech_act_of
+from memories.speech_acts import CLAIM, GREETING, QUESTION, does_more_than_claim, is_claim, speech_act_of
 
 # 61 lines drawn at random (seed 20261125) from the human turns of shared/eval/decode-human-bot.jsonl
 # and labelled by hand before the classifier read them: a line is a claim if any of its sentences
@@ -54,3 +54,16 @@ def test_a_turn_with_a_claim_among_a_greeting_and_a_question_is_a_claim() -> Non
 def test_without_minilm_vectors_only_a_bare_question_is_told_apart() -> None:
     assert speech_act_of("Where do you live?", [0.0] * 384, "text-embedding-3-small-384") == QUESTION
     assert speech_act_of("Thanks so much!", [0.0] * 384, "text-embedding-3-small-384") == CLAIM
+
+
+@pytest.mark.parametrize(
+    ("text", "more"),
+    [
+        ("Hello! The new studio has a kiln and two wheels.", True),  # greets as well
+        ("The new studio has a kiln and two wheels. Have you been yet?", True),  # asks as well
+        ("The new studio has a kiln and two wheels. It opens at eight on weekdays.", False),  # two claims
+        ("The new studio has a kiln and two wheels.", False),  # one sentence says one thing
+    ],
+)
+def test_a_turn_that_greets_or_asks_as_well_as_claims_does_more_than_claim(text: str, more: bool) -> None:
+    assert does_more_than_claim(text) is more
