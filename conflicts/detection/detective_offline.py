@@ -38,7 +38,7 @@ from conflicts.detection.verdict import Relation, Verdict
 from conflicts.forgetting import StoryFact
 from conflicts.story import Flag
 from memories.embeddings import embed_texts
-from memories.speech_acts import is_claim
+from memories.speech_acts import does_more_than_claim, is_claim
 from memories.subjects import (
     attributes_agree,
     entities_agree,
@@ -385,12 +385,21 @@ def _disputes(
     retired: set[int],
     add: AddFlag,
 ) -> None:
+    turns: dict[int, bool] = {}  # fact index → a chat turn that does more than claim (read once, when needed)
+
+    def a_turn(index: int) -> bool:
+        if index not in turns:
+            turns[index] = does_more_than_claim(facts[index].text)
+        return turns[index]
+
     for pair in pairs:
         older, newer = facts[pair.older], facts[pair.newer]
         if not pair.at_odds or pair.announced or _refinement(older, newer):
             continue
         if pair.older in retired or pair.newer in retired:  # a later change settles it
             continue
+        if a_turn(pair.older) or a_turn(pair.newer):
+            continue  # a chat turn that greets, asks or reacts as well: its topic was read, not a claim
         if pair.verdict.relation == Relation.TEMPORAL_CHANGE and not _same_time_other_source(older, newer):
             continue  # read as an update: the newer fact holds, nothing to ask
         personal = bool(PERSONAL.search(older.text) and PERSONAL.search(newer.text))

@@ -652,3 +652,18 @@ def test_a_thing_that_was_ended_is_still_what_ended() -> None:
     ]
 
     assert flags(story, ALL_COMPATIBLE) == [("reversal", ["f1", "f2", "f3"])]
+
+
+def test_two_chat_turns_that_greet_or_ask_as_well_are_no_dispute() -> None:
+    """A turn that also greets, asks or reacts was read by its topic: a reading "at odds" asks nothing."""
+    turns = [
+        fact("f1", "Morning! The twins eat every vegetable, even broccoli.", 0, scope="chat", agent="user"),
+        fact("f2", "Well done! Does Ada still refuse to eat broccoli?", 8, scope="chat", agent="bot"),
+    ]
+    claims = [
+        fact("f1", "The twins eat every vegetable, even broccoli.", 0, scope="chat", agent="user"),
+        fact("f2", "Ada still refuses to eat broccoli.", 8, scope="chat", agent="user"),
+    ]
+
+    assert flags(turns, {("f1", "f2"): (CLASH, 0.9)}) == []
+    assert [kind for kind, _ in flags(claims, {("f1", "f2"): (CLASH, 0.9)})] == ["ambiguity"]
