@@ -490,8 +490,21 @@ def correction_marker(text: str) -> str | None:
 
 
 def change_markers(text: str) -> set[str]:
-    """The words of change a statement uses ("switched", "went up to", "renewed")."""
-    return set(_CHANGE_RE.findall(text.lower()))
+    """The words of change a statement uses ("switched", "went up to", "renewed"); not "left" after an amount,
+    which is what remains ("the $400 left in the budget", "two weeks left", "nothing left")."""
+    low = text.lower()
+    return {
+        match.group(1)
+        for match in _CHANGE_RE.finditer(low)
+        if not (match.group(1) == "left" and _AMOUNT_BEFORE.search(low[: match.start()]))
+    }
+
+
+# What ends right before a "left" that means remaining: a figure, a figure and its unit, or a word of quantity.
+_AMOUNT_BEFORE = re.compile(
+    r"(?:(?:\d[\d.,]*|\b(?:" + "|".join(_WORD_NUMBERS) + r"))\s*(?:[a-z%$€£]+\s*)?"
+    r"|\b(?:nothing|none|little|much|few|enough|plenty|some|any))\s*$"
+)
 
 
 # "also", "as well", "in addition", a clause-final "too": a statement that adds to what holds.

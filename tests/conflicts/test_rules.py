@@ -5,7 +5,7 @@ from datetime import date
 import pytest
 
 from conflicts.detection import rules
-from conflicts.detection.rules import FEATURE_NAMES, analyse
+from conflicts.detection.rules import FEATURE_NAMES, analyse, change_markers
 
 
 def test_it_flags_different_numbers_for_the_same_subject() -> None:
@@ -90,6 +90,20 @@ def test_an_age_is_no_mark_of_the_past() -> None:
     """ "a 6-year-old cat" is the cat's age; "the old laptop" is a thing of the past."""
     assert analyse("Tom has a 6-year-old cat called Pickle.", "Tom adopted a kitten.").past_markers_a == ()
     assert analyse("The old laptop runs Windows 10.", "The team laptops run Windows 11.").past_markers_a == ("old",)
+
+
+@pytest.mark.parametrize(
+    ("text", "leaving"),
+    [
+        ("Joan left the agency in March.", True),
+        ("Joan left on Friday.", True),
+        ("We have 300 euros left in the holiday fund.", False),  # what remains
+        ("Three days left before the deadline.", False),
+        ("There is nothing left in the petty cash tin.", False),
+    ],
+)
+def test_left_after_an_amount_is_what_remains_not_a_change(text: str, leaving: bool) -> None:
+    assert ("left" in change_markers(text)) is leaving
 
 
 def test_an_effect_on_something_else_is_no_change_marker() -> None:
