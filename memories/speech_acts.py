@@ -114,8 +114,7 @@ def speech_act_of(
     parts = sentences(text)
     if len(parts) < 2 or (whole == CLAIM and not re.search(r"[?!]", text)):
         return whole
-    vectors = (embed or _embed)(parts)
-    acts = [_act(part, part_vector) for part, part_vector in zip(parts, vectors, strict=True)]
+    acts = _sentence_acts(parts, embed)
     if CLAIM in acts:
         return CLAIM
     return whole if whole != CLAIM else acts[-1]
@@ -125,10 +124,13 @@ def does_more_than_claim(text: str, embed: Callable[[list[str]], Any] | None = N
     """A turn of a conversation, not one statement: two or more sentences, one of which asks, greets, reacts or
     plans ("Classic. Is the flat starting to feel like home?", "Hey! I've lived in Kreuzberg for four years.")."""
     parts = sentences(text)
-    if len(parts) < 2:
-        return False
+    return len(parts) > 1 and any(act != CLAIM for act in _sentence_acts(parts, embed))
+
+
+def _sentence_acts(parts: list[str], embed: Callable[[list[str]], Any] | None) -> list[str]:
+    """Each sentence's speech act, read on its own."""
     vectors = (embed or _embed)(parts)
-    return any(_act(part, vector) != CLAIM for part, vector in zip(parts, vectors, strict=True))
+    return [_act(part, vector) for part, vector in zip(parts, vectors, strict=True)]
 
 
 def _embed(texts: list[str]) -> Any:
