@@ -38,7 +38,7 @@ from conflicts.detection.verdict import Relation, Verdict
 from conflicts.forgetting import StoryFact
 from conflicts.story import Flag
 from memories.embeddings import embed_texts
-from memories.speech_acts import does_more_than_claim, is_claim
+from memories.speech_acts import does_more_than_claim, is_claim, sentences
 from memories.subjects import (
     attributes_agree,
     entities_agree,
@@ -253,12 +253,13 @@ def detect(facts: list[StoryFact], *, classify: StoryPairClassifier | None = Non
         return add
 
     _reversals(facts, pairs, by_key, adder("reversal"))
-    _returns(facts, pairs, similarity, adder("return"))
+    turns = _ChatTurns(facts)
+    _returns(facts, pairs, similarity, turns, adder("return"))
     _values_returned(facts, pairs, similarity, adder("value returned"))
     _ended_still_used(facts, similarity, adder("ended, used again"))
     # Older facts a later fact announced replacing: a question about them is settled.
     retired = {p.older for p in pairs if p.at_odds and p.announced}
-    _disputes(facts, pairs, retired, adder("dispute"))
+    _disputes(facts, pairs, retired, turns, adder("dispute"))
     _value_clashes(facts, pairs, retired, adder("value clash"))
     _versions_moved_on(facts, pairs, retired, adder("version moved on"))
     _temporary_states_left_behind(facts, similarity, retired, adder("temporary state left behind"))
@@ -379,19 +380,27 @@ def _reversals(
             )
 
 
+class _ChatTurns:
+    """Which facts are chat turns that greet, ask or react as well as they claim
+    (``speech_acts.does_more_than_claim``): read once each, only when a rule asks."""
+
+    def __init__(self, facts: list[StoryFact]) -> None:
+        self._facts = facts
+        self._read: dict[int, bool] = {}
+
+    def __call__(self, index: int) -> bool:
+        if index not in self._read:
+            self._read[index] = does_more_than_claim(self._facts[index].text)
+        return self._read[index]
+
+
 def _disputes(
     facts: list[StoryFact],
     pairs: list[PairView],
     retired: set[int],
+    a_turn: _ChatTurns,
     add: AddFlag,
 ) -> None:
-    turns: dict[int, bool] = {}  # fact index → a chat turn that does more than claim (read once, when needed)
-
-    def a_turn(index: int) -> bool:
-        if index not in turns:
-            turns[index] = does_more_than_claim(facts[index].text)
-        return turns[index]
-
     for pair in pairs:
         older, newer = facts[pair.older], facts[pair.newer]
         if not pair.at_odds or pair.announced or _refinement(older, newer):
@@ -435,6 +444,7 @@ def _returns(
     facts: list[StoryFact],
     pairs: list[PairView],
     similarity: np.ndarray,
+    a_turn: _ChatTurns,
     add: AddFlag,
 ) -> None:
     """A, then B announces leaving it, then a later C states A again.
@@ -448,7 +458,9 @@ def _returns(
     take A's side: name the value B left ("off RabbitMQ" … "consume from
     RabbitMQ"), restate a prohibition B lifted ("no deploys on Fridays" …
     "freeze is lifted" … "don't push on a Friday"), or — after a switch —
-    restate A, closer to A than to B ("the public API is REST-based").
+    restate A, closer to A than to B ("the public API is REST-based"). B must only claim: a chat turn that
+    reacts or asks as well ("It really does. Biscuit's still there though. … he can sit and wait at doors
+    now.") speaks of the conversation, and its "now" announces no change of A.
     """
     for change in pairs:
         first, second = change.older, change.newer
@@ -459,7 +471,7 @@ def _returns(
         # A prohibition lifted ("no deploys on Fridays" → "the freeze is lifted").
         flipped = change.signals.negations_a % 2 == 1 and change.signals.negations_b % 2 == 0
         switched = any(w not in a.text.lower() for w in rules.switch_targets(b.text))
-        if not left and not flipped and not switched:
+        if not (left or flipped or switched) or a_turn(second):
             continue
         new = {v for v in _values(b.text) if v not in _words(a.text)}
         for later in range(second + 1, len(facts)):
@@ -661,8 +673,10 @@ def _ending_windows(text: str) -> list[tuple[list[str], bool]]:
     Up to ``ENDED_REACH`` nouns either side of each word of ending in its clause ("the gas boiler was
     removed"); a thing replaced lives on in its successor ("replaced the old car" — by a car), so
     there only a name counts ("Replaced Redux with Zustand"). And, when the statement announces a
-    change, each value it says it left ("from Nx to Turborepo").
+    change, each value it says it left ("from Nx to Turborepo"). A question announces nothing ("Are you
+    thinking about replacing Beans?").
     """
+    text = " ".join(part for part in sentences(text) if not part.endswith("?"))  # a question ends nothing
     windows = []
     for clause in _CLAUSE_SPLIT.split(text):
         for ending in ENDING.finditer(clause):

@@ -667,3 +667,38 @@ def test_two_chat_turns_that_greet_or_ask_as_well_are_no_dispute() -> None:
 
     assert flags(turns, {("f1", "f2"): (CLASH, 0.9)}) == []
     assert [kind for kind, _ in flags(claims, {("f1", "f2"): (CLASH, 0.9)})] == ["ambiguity"]
+
+
+@pytest.mark.parametrize(
+    ("middle", "flagged"),
+    [
+        ("The move went fine. Are you thinking about replacing the Corolla this year?", False),  # asks, ends nothing
+        ("The move went fine. Replaced the Corolla with a Zoe this spring.", True),
+    ],
+)
+def test_a_question_ends_nothing(middle: str, flagged: bool) -> None:
+    turns = [
+        fact("f1", "Our family car is a 2009 Toyota Corolla.", 0, scope="chat", agent="user"),
+        fact("f2", middle, 30, scope="chat", agent="user"),
+        fact("f3", "The Toyota Corolla needs new tyres before the trip.", 60, scope="chat", agent="user"),
+    ]
+
+    assert bool(flags(turns, ALL_COMPATIBLE)) is flagged
+
+
+def test_a_turn_that_reacts_as_well_announces_no_return() -> None:
+    """ "Nobody wants him" … "Ha, true. Rex is still at the shelter; he can fetch now." … "nobody can resist him":
+    the middle turn reacts as well as it claims, and its "now" leaves nothing the first turn said."""
+    turns = [
+        fact("f1", "Rex is a nine-year-old greyhound and nobody wants him because of his age.", 0, "chat", "user"),
+        fact("f2", "Ha, so true. Rex is still at the shelter. He can fetch and sit now.", 30, "chat", "user"),
+        fact("f3", "Post a video of Rex fetching; nobody can resist an old greyhound.", 60, "chat", "bot"),
+    ]
+    claims = [
+        turns[0],
+        fact("f2", "Rex is still at the shelter. He can fetch and sit now.", 30, "chat", "user"),
+        turns[2],
+    ]
+
+    assert flags(turns, ALL_COMPATIBLE) == []
+    assert flags(claims, ALL_COMPATIBLE) == [("reversal", ["f1", "f2", "f3"])]
