@@ -460,7 +460,9 @@ def _returns(
     "freeze is lifted" … "don't push on a Friday"), or — after a switch —
     restate A, closer to A than to B ("the public API is REST-based"). B must only claim: a chat turn that
     reacts or asks as well ("It really does. Biscuit's still there though. … he can sit and wait at doors
-    now.") speaks of the conversation, and its "now" announces no change of A.
+    now.") speaks of the conversation, and its "now" announces no change of A; nor may B's change be that
+    of someone A does not name ("Rosa's best friend Edith moved to Florida" after "Sofia visits Rosa every
+    Saturday").
     """
     for change in pairs:
         first, second = change.older, change.newer
@@ -473,6 +475,8 @@ def _returns(
         switched = any(w not in a.text.lower() for w in rules.switch_targets(b.text))
         if not (left or flipped or switched) or a_turn(second):
             continue
+        if _other_people(b.text) - _other_people(a.text):
+            continue  # B's change is someone else's ("Rosa's best friend Edith moved …")
         new = {v for v in _values(b.text) if v not in _words(a.text)}
         for later in range(second + 1, len(facts)):
             c = facts[later]

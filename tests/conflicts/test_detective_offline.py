@@ -702,3 +702,20 @@ def test_a_turn_that_reacts_as_well_announces_no_return() -> None:
 
     assert flags(turns, ALL_COMPATIBLE) == []
     assert flags(claims, ALL_COMPATIBLE) == [("reversal", ["f1", "f2", "f3"])]
+
+
+@pytest.mark.parametrize(
+    ("middle", "flagged"),
+    [
+        ("Lena's flatmate moved the pottery class to York.", False),  # the flatmate's doing: not Lena's change
+        ("Lena moved the pottery class to York.", True),
+    ],
+)
+def test_someone_elses_change_leaves_nothing_of_the_first_fact(middle: str, flagged: bool) -> None:
+    story = [
+        chat_fact("f1", "Lena teaches a pottery class in Leeds every Saturday.", 0),
+        chat_fact("f2", middle, 30),
+        chat_fact("f3", "Lena teaches the Saturday pottery class in Leeds.", 60),
+    ]
+
+    assert bool(flags(story, ALL_COMPATIBLE)) is flagged
