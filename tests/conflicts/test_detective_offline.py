@@ -719,3 +719,16 @@ def test_someone_elses_change_leaves_nothing_of_the_first_fact(middle: str, flag
     ]
 
     assert bool(flags(story, ALL_COMPATIBLE)) is flagged
+
+
+@pytest.mark.parametrize(
+    ("newer", "kinds"),
+    [
+        ("The Lisbon warehouse closes at 20:00.", []),  # another place: a reading "at odds" asks nothing
+        ("The Harbour Street office closes at 20:00.", ["ambiguity"]),
+    ],
+)
+def test_facts_that_name_two_subjects_are_no_dispute(newer: str, kinds: list[str]) -> None:
+    story = [fact("f1", "The Harbour Street office closes at 18:00.", 0), fact("f2", newer, 8)]
+
+    assert [kind for kind, _ in flags(story, {("f1", "f2"): (CLASH, 0.9)})] == kinds
