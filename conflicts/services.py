@@ -249,7 +249,15 @@ def conflict_resolve(
 
 
 def _ask_instead(older: Memory, newer: Memory, verdict: Verdict, context: DetectionContext, actor: Actor) -> Resolution:
-    """Subjects not shown to agree: a card when sure enough to ask (never a supersede or merge), else a record."""
+    """Subjects not shown to agree: never a supersede or merge, and no card either — an open record.
+
+    The record keeps what the pair reader saw (recall flags an open record, and the narrative detective may
+    raise it with the rest of the history). A card here asked a person about two facts the hub could not
+    even tell were about one thing: on every labelled set such cards were wrong (0 of 4 on the stories,
+    every DECODE dialogue card), and a wrong question costs a reviewer's trust (docs/DETECTION.md,
+    2026-11-30). Cards come from pairs whose subjects agree and from the detective's reading of the whole
+    history.
+    """
     if verdict.relation == Relation.DUPLICATE:
         return Resolution("none")  # two facts alike in wording but not shown to be one: keep both
     if not verdict.is_conflict:
@@ -258,27 +266,12 @@ def _ask_instead(older: Memory, newer: Memory, verdict: Verdict, context: Detect
         locked_older, locked_newer = _lock_live(older, newer)
         if locked_older is None or locked_newer is None:
             return Resolution("none")
-        older, newer = locked_older, locked_newer
         temporal = verdict.relation == Relation.TEMPORAL_CHANGE
-        loser, winner = (newer, older) if temporal and verdict.current == "a" else (older, newer)
-        tolerance = tolerance_value(older.workspace)
-        # Sure enough that the hub would have acted had the subjects agreed: an open record, which
-        # recall flags and the detective may raise — a card is for what the hub is unsure of.
-        sure = verdict.probability >= auto_resolve_threshold(tolerance)
-        if verdict.probability < surface_threshold(tolerance) or sure:
-            kind = UncertaintyType.STALE if temporal else UncertaintyType.CONTRADICTION
-            return _record(loser, winner, verdict, context, actor, kind)
-        return _card_pair(
-            loser,
-            winner,
-            verdict,
-            context,
-            actor,
-            kind=CardKind.STALE if temporal else CardKind.CONTRADICTION,
-            question=f"Is it still true that {_clause(loser.text)}?",
-            uncertainty_type=UncertaintyType.STALE if temporal else UncertaintyType.CONTRADICTION,
-            temporal=temporal,
+        loser, winner = (
+            (locked_newer, locked_older) if temporal and verdict.current == "a" else (locked_older, locked_newer)
         )
+        kind = UncertaintyType.STALE if temporal else UncertaintyType.CONTRADICTION
+        return _record(loser, winner, verdict, context, actor, kind)
 
 
 def _lock_live(a: Memory, b: Memory) -> tuple[Memory | None, Memory | None]:

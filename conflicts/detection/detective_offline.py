@@ -409,8 +409,8 @@ def _disputes(
             continue
         if a_turn(pair.older) or a_turn(pair.newer):
             continue  # a chat turn that greets, asks or reacts as well: its topic was read, not a claim
-        if _entities_apart(older, newer):
-            continue  # each names what it is about, and the two share no word: two subjects
+        if _entities_apart(older, newer) and (len(sentences(older.text)) > 1 or len(sentences(newer.text)) > 1):
+            continue  # a turn of several sentences, read "at odds" with a fact about another named subject
         if pair.verdict.relation == Relation.TEMPORAL_CHANGE and not _same_time_other_source(older, newer):
             continue  # read as an update: the newer fact holds, nothing to ask
         personal = bool(PERSONAL.search(older.text) and PERSONAL.search(newer.text))

@@ -724,11 +724,16 @@ def test_someone_elses_change_leaves_nothing_of_the_first_fact(middle: str, flag
 @pytest.mark.parametrize(
     ("newer", "kinds"),
     [
-        ("The Lisbon warehouse closes at 20:00.", []),  # another place: a reading "at odds" asks nothing
-        ("The Harbour Street office closes at 20:00.", ["ambiguity"]),
+        ("Jonas loved the vindaloo. He asked for extra chilli.", []),  # another person's turn: nothing to ask
+        ("Marta loved the vindaloo. She asked for extra chilli.", ["ambiguity"]),
     ],
 )
-def test_facts_that_name_two_subjects_are_no_dispute(newer: str, kinds: list[str]) -> None:
-    story = [fact("f1", "The Harbour Street office closes at 18:00.", 0), fact("f2", newer, 8)]
+def test_a_turn_about_someone_else_is_no_dispute(newer: str, kinds: list[str]) -> None:
+    """A turn of several sentences read "at odds" with one about another named subject disputes nothing; one
+    about the same person does (and a single sentence still may: the twins and Ada above)."""
+    story = [
+        fact("f1", "Marta, my sister, hates spicy food. She orders the mild korma every time.", 0, "chat", "user"),
+        fact("f2", newer, 8, "chat", "user"),
+    ]
 
     assert [kind for kind, _ in flags(story, {("f1", "f2"): (CLASH, 0.9)})] == kinds

@@ -13,7 +13,7 @@ from conflicts.services import conflict_resolve
 from memories.audit import Actor, snapshot
 from memories.models import Event, Link, Memory
 from memoryhub.errors import InvalidInput
-from tests.conflicts.cards import DETECTOR, pair_card, reversal_card
+from tests.conflicts.cards import DETECTOR, ONE_SUBJECT, pair_card, reversal_card
 from tests.factories import UserFactory
 from workspaces.models import Workspace
 
@@ -95,7 +95,12 @@ def test_no_on_a_joined_card_settles_every_rival_and_each_uncertainty(workspace:
         workspace, "Ivo is the on-call engineer", "Rhea is the on-call engineer", relation=Relation.TEMPORAL_CHANGE
     )
     tomas = Memory.objects.create(
-        workspace=workspace, text="Tomás is the on-call engineer", kind="trait", valid_from=rhea.valid_from
+        workspace=workspace,
+        text="Tomás is the on-call engineer",
+        kind="trait",
+        valid_from=rhea.valid_from,
+        speech_act="claim",
+        **ONE_SUBJECT,  # the subject the two carded facts have: a pair not shown to be one is never asked about
     )
     later = Verdict(relation=Relation.TEMPORAL_CHANGE, probability=0.8, tier="rules", current="b")
     assert conflict_resolve(older=ivo, newer=tomas, verdict=later, context="ingestion", actor=DETECTOR).card == card
