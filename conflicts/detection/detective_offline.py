@@ -479,6 +479,8 @@ def _returns(
             continue
         if _other_people(b.text) - _other_people(a.text):
             continue  # B's change is someone else's ("Rosa's best friend Edith moved …")
+        if switched and not (left or flipped) and _many_properties(a) and not _shares_more_than_its_subject(a, b):
+            continue  # "Tariq switched to decaf" switches one of Tariq's many properties, not A's
         new = {v for v in _values(b.text) if v not in _words(a.text)}
         for later in range(second + 1, len(facts)):
             c = facts[later]
@@ -764,6 +766,14 @@ def _many_properties(fact: StoryFact) -> bool:
     (a client, a band): a subject with many properties, of which a fact about it names only one."""
     entity = _entity(fact)
     return names_a_person(entity) or names_itself(fact.text, entity)
+
+
+def _shares_more_than_its_subject(a: StoryFact, b: StoryFact) -> bool:
+    """B names something of A's besides A's subject: "Tariq is training for a 10k race" and "Tariq switched to
+    decaf" share only Tariq; "We use REST for the public API" and "We switched the public API to GraphQL" share
+    the API."""
+    subject = set(rules.tokens(_entity(a)))
+    return bool({w for w in rules.content_words(rules.tokens(b.text)) if w not in subject} & set(rules.tokens(a.text)))
 
 
 def _entity(fact: StoryFact) -> str:

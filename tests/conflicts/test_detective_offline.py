@@ -737,3 +737,20 @@ def test_a_turn_about_someone_else_is_no_dispute(newer: str, kinds: list[str]) -
     ]
 
     assert [kind for kind, _ in flags(story, {("f1", "f2"): (CLASH, 0.9)})] == kinds
+
+
+@pytest.mark.parametrize(
+    ("middle", "flagged"),
+    [
+        ("Nadia switched to oat milk in the mornings.", False),  # one of Nadia's many properties, not her race
+        ("Nadia switched her training to the Cardiff 10k.", True),  # her training: what the first fact is about
+    ],
+)
+def test_a_switch_of_another_property_of_a_person_is_no_return(middle: str, flagged: bool) -> None:
+    story = [
+        chat_fact("f1", "Nadia is training for a half marathon in May.", 0),
+        chat_fact("f2", middle, 30),
+        chat_fact("f3", "Nadia finished the half marathon in 1 hour 58 minutes.", 60),
+    ]
+
+    assert bool(flags(story, ALL_COMPATIBLE)) is flagged
