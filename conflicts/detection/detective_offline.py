@@ -46,6 +46,7 @@ from memories.subjects import (
     named_speakers_differ,
     names_a_person,
     names_itself,
+    singular,
     speakers_differ,
     states_its_subject,
     subject_of,
@@ -757,7 +758,9 @@ def _entities_apart(a: StoryFact, b: StoryFact) -> bool:
     """
     if not (states_its_subject(a.text) and states_its_subject(b.text)):
         return False
-    words_a, words_b = set(_entity(a).split()) - rules.STOPWORDS, set(_entity(b).split()) - rules.STOPWORDS
+    # One word in two numbers is one word ("backup retention" / "database backups").
+    words_a = {singular(w) for w in _entity(a).split() if w not in rules.STOPWORDS}
+    words_b = {singular(w) for w in _entity(b).split() if w not in rules.STOPWORDS}
     return bool(words_a) and bool(words_b) and not words_a & words_b
 
 

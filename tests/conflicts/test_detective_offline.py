@@ -754,3 +754,13 @@ def test_a_switch_of_another_property_of_a_person_is_no_return(middle: str, flag
     ]
 
     assert bool(flags(story, ALL_COMPATIBLE)) is flagged
+
+
+def test_one_word_in_two_numbers_names_one_subject() -> None:
+    """ "backup retention" and "database backups" share a word: two turns about them may disagree."""
+    story = [
+        fact("f1", "Backup retention is 30 days. The platform team set it.", 0, "chat", "user"),
+        fact("f2", "Database backups are kept for 14 days. Then they are deleted.", 8, "chat", "user"),
+    ]
+
+    assert [kind for kind, _ in flags(story, {("f1", "f2"): (CLASH, 0.9)})] == ["ambiguity"]
