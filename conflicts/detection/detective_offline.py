@@ -774,9 +774,14 @@ def _many_properties(fact: StoryFact) -> bool:
 def _shares_more_than_its_subject(a: StoryFact, b: StoryFact) -> bool:
     """B names something of A's besides A's subject: "Tariq is training for a 10k race" and "Tariq switched to
     decaf" share only Tariq; "We use REST for the public API" and "We switched the public API to GraphQL" share
-    the API."""
-    subject = set(rules.tokens(_entity(a)))
-    return bool({w for w in rules.content_words(rules.tokens(b.text)) if w not in subject} & set(rules.tokens(a.text)))
+    the API. A possessive is its owner ("The Loose Teeth's rehearsals" names the band, not more of it)."""
+
+    def owned(words: list[str]) -> list[str]:
+        return [w.removesuffix("'s") for w in words]
+
+    subject = set(owned(rules.tokens(_entity(a))))
+    said = {w for w in rules.content_words(owned(rules.tokens(b.text))) if w not in subject}
+    return bool(said & set(owned(rules.tokens(a.text))))
 
 
 def _entity(fact: StoryFact) -> str:

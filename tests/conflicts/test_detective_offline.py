@@ -764,3 +764,22 @@ def test_one_word_in_two_numbers_names_one_subject() -> None:
     ]
 
     assert [kind for kind, _ in flags(story, {("f1", "f2"): (CLASH, 0.9)})] == ["ambiguity"]
+
+
+@pytest.mark.parametrize(
+    ("middle", "flagged"),
+    [
+        ("The Kestrel Quartet's rehearsals moved to Tuesdays.", False),  # the possessive names the quartet only
+        ("The Kestrel Quartet's concert moved to the Apex.", True),
+    ],
+)
+def test_a_possessive_is_no_word_shared_beyond_the_subject(middle: str, flagged: bool) -> None:
+    story = [
+        chat_fact("f1", "The Kestrel Quartet's first concert is at the Corn Exchange on 3 May.", 0),
+        chat_fact("f2", middle, 30),
+        chat_fact(
+            "f3", "The Kestrel Quartet's concert at the Corn Exchange sold out, and the venue invited them back.", 60
+        ),
+    ]
+
+    assert bool(flags(story, ALL_COMPATIBLE)) is flagged
