@@ -592,6 +592,12 @@ def chat_fact(fid: str, text: str, days: float) -> StoryFact:
     return fact(fid, text, days, scope="chat", agent="extractor")
 
 
+def flagged_between(first: str, middle: str, last: str) -> bool:
+    """Whether three extracted chat facts, a month apart, raise any flag (every pair read as compatible)."""
+    story = [chat_fact("f1", first, 0), chat_fact("f2", middle, 30), chat_fact("f3", last, 60)]
+    return bool(flags(story, ALL_COMPATIBLE))
+
+
 @pytest.mark.parametrize(
     "story",
     [
@@ -712,13 +718,12 @@ def test_a_turn_that_reacts_as_well_announces_no_return() -> None:
     ],
 )
 def test_someone_elses_change_leaves_nothing_of_the_first_fact(middle: str, flagged: bool) -> None:
-    story = [
-        chat_fact("f1", "Lena teaches a pottery class in Leeds every Saturday.", 0),
-        chat_fact("f2", middle, 30),
-        chat_fact("f3", "Lena teaches the Saturday pottery class in Leeds.", 60),
-    ]
+    first, last = (
+        "Lena teaches a pottery class in Leeds every Saturday.",
+        "Lena teaches the Saturday pottery class in Leeds.",
+    )
 
-    assert bool(flags(story, ALL_COMPATIBLE)) is flagged
+    assert flagged_between(first, middle, last) is flagged
 
 
 @pytest.mark.parametrize(
@@ -747,13 +752,12 @@ def test_a_turn_about_someone_else_is_no_dispute(newer: str, kinds: list[str]) -
     ],
 )
 def test_a_switch_of_another_property_of_a_person_is_no_return(middle: str, flagged: bool) -> None:
-    story = [
-        chat_fact("f1", "Nadia is training for a half marathon in May.", 0),
-        chat_fact("f2", middle, 30),
-        chat_fact("f3", "Nadia finished the half marathon in 1 hour 58 minutes.", 60),
-    ]
+    first, last = (
+        "Nadia is training for a half marathon in May.",
+        "Nadia finished the half marathon in 1 hour 58 minutes.",
+    )
 
-    assert bool(flags(story, ALL_COMPATIBLE)) is flagged
+    assert flagged_between(first, middle, last) is flagged
 
 
 def test_one_word_in_two_numbers_names_one_subject() -> None:
@@ -774,12 +778,7 @@ def test_one_word_in_two_numbers_names_one_subject() -> None:
     ],
 )
 def test_a_possessive_is_no_word_shared_beyond_the_subject(middle: str, flagged: bool) -> None:
-    story = [
-        chat_fact("f1", "The Kestrel Quartet's first concert is at the Corn Exchange on 3 May.", 0),
-        chat_fact("f2", middle, 30),
-        chat_fact(
-            "f3", "The Kestrel Quartet's concert at the Corn Exchange sold out, and the venue invited them back.", 60
-        ),
-    ]
+    first = "The Kestrel Quartet's first concert is at the Corn Exchange on 3 May."
+    last = "The Kestrel Quartet's concert at the Corn Exchange sold out, and the venue invited them back."
 
-    assert bool(flags(story, ALL_COMPATIBLE)) is flagged
+    assert flagged_between(first, middle, last) is flagged
