@@ -926,7 +926,7 @@ def _subject_end(tokens: list[str]) -> int:
             and not _reads_as_noun(tokens, index)
         ):
             return index  # "Kafka expanded to 9 brokers", "Services communicate through NATS"
-        if index > 0 and word.endswith("'s") and index + 1 < len(tokens) and tokens[index + 1].lower() in _VERBS:
+        if word.endswith("'s") and index + 1 < len(tokens) and tokens[index + 1].lower() in _VERBS:
             if not _possessed_noun(tokens, index + 1):
                 return index + 1  # "The user's moving to Berlin": "'s" is "is"
             possessed = index + 1

@@ -88,6 +88,7 @@ FACTS = [
     ("The user's running shoes are Asics Novablast.", "", "user", "running shoes"),
     ("The user's running club moved to Saturday mornings.", "", "user", "running club"),
     ("The user's email signature now includes their pronouns.", "", "user", "email signature"),
+    ("Contoso's support tier is Standard.", "", "contoso", "support tier"),  # a name opens the sentence
     # … and the verb of "is" or "has" before an article, a preposition or nothing owned.
     ("The user's moving to Berlin next month.", "", "user", "home city"),
     ("Maria's running a half marathon in May.", "", "maria", "exercise"),
