@@ -31,7 +31,12 @@ def _waiting() -> int:
     return depth.waiting.get("fresh", 0)
 
 
-def test_a_burst_of_commits_puts_one_drain_message_per_stage_on_the_broker(agent: AgentClient) -> None:
+def test_a_burst_of_commits_puts_one_drain_message_per_stage_on_the_broker(
+    agent: AgentClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The drains' time budget is not what is tested: on a loaded machine 40 checks may not fit in it.
+    monkeypatch.setattr("conflicts.tasks.DRAIN_SECONDS", 600.0)
+    monkeypatch.setattr("memories.tasks.DRAIN_SECONDS", 600.0)
     for n in range(40):
         agent.commit(f"Service {n} listens on port {8000 + n}")
 
