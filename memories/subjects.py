@@ -986,6 +986,12 @@ def names_itself(text: str, entity: str) -> bool:
     return not (opens and said[0].lower() in lexicon())
 
 
+def of_many_properties(text: str, entity: str) -> bool:
+    """About someone (the user, a relative, a named person) or a thing with a proper name (a client, a band): a
+    subject with many properties, of which one fact names only one."""
+    return names_a_person(entity) or names_itself(text, entity)
+
+
 def names_apart(older_text: str, older_entity: str, newer_text: str, newer_entity: str) -> bool:
     """Two facts that each name their subject, by two names no word of which the other fact says: two things.
 

@@ -58,6 +58,7 @@ from memories.subjects import (
     names_a_property,
     names_apart,
     numbered_apart,
+    of_many_properties,
     relatives,
     siblings,
     singular,
@@ -506,7 +507,17 @@ def _properties_apart(older: Memory, newer: Memory) -> bool:
     if not newer.subject_attribute:
         owned = {singular(w.lower()) for w in _BELONGING.findall(newer.text)}
         return bool(older.subject_attribute and owned) and not owned & set(older.subject_attribute.split())
-    return subjects_agree(older.subject, newer.subject).attribute is not True
+    agreement = subjects_agree(older.subject, newer.subject)
+    if (
+        not older.subject_attribute
+        and agreement.entity is True
+        and not any(of_many_properties(fact.text, fact.subject_entity) for fact in (older, newer))
+    ):
+        # "Our mobile app is written in Flutter." / "The mobile app was rewritten in React Native.": a common
+        # thing's property left unnamed is no other property; the reader decides. Not a person's or a named
+        # thing's: "Saoirse travelled to Zanzibar for a wedding." says nothing of where she lives.
+        return False
+    return agreement.attribute is not True
 
 
 def _may_read_as_one(older: Memory, newer: Memory, prediction: Prediction) -> bool:

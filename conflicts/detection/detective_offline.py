@@ -44,8 +44,7 @@ from memories.subjects import (
     entities_agree,
     lexicon,
     named_speakers_differ,
-    names_a_person,
-    names_itself,
+    of_many_properties,
     singular,
     speakers_differ,
     states_its_subject,
@@ -767,8 +766,7 @@ def _entities_apart(a: StoryFact, b: StoryFact) -> bool:
 def _many_properties(fact: StoryFact) -> bool:
     """The fact is about someone (the user, a relative, a named person) or something it names by a proper name
     (a client, a band): a subject with many properties, of which a fact about it names only one."""
-    entity = _entity(fact)
-    return names_a_person(entity) or names_itself(fact.text, entity)
+    return of_many_properties(fact.text, _entity(fact))
 
 
 def _shares_more_than_its_subject(a: StoryFact, b: StoryFact) -> bool:

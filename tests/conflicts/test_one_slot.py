@@ -504,6 +504,17 @@ LATER_FACTS = [
     pytest.param(
         "Topic orders.v2 has 24 partitions.", "orders.v2 partitions raised to 48.", True, id="a noun the older says"
     ),
+    # A common thing's property the older fact leaves unnamed is no other property: the reader decides …
+    pytest.param(
+        "Our mobile app is written in Flutter.",
+        "The mobile app was rewritten in React Native.",
+        True,
+        id="a thing's unnamed property",
+    ),
+    # … but a person has many: a trip is no home city.
+    pytest.param(
+        "Saoirse travelled to Zanzibar for a wedding.", "Saoirse moved to Trondheim.", False, id="a person's trip"
+    ),
 ]
 
 
