@@ -446,6 +446,8 @@ def _inflections(base: str) -> set[str]:
         forms |= {base + "s", base + "ed", base + "ing"}
         if len(base) <= 4 and base[-1] not in "aeiouwxy" and base[-2] in "aeiou" and base[-3:-2] not in "aeiou":
             forms |= {base + base[-1] + "ed", base + base[-1] + "ing"}
+        if base.endswith("l") and base[-2] in "aeiou" and base[-3:-2] not in "aeiou":
+            forms |= {base + "led", base + "ling"}  # British spelling: "travelled", "cancelling"
     return forms
 
 

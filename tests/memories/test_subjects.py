@@ -89,6 +89,7 @@ FACTS = [
     ("The user's running club moved to Saturday mornings.", "", "user", "running club"),
     ("The user's email signature now includes their pronouns.", "", "user", "email signature"),
     ("Contoso's support tier is Standard.", "", "contoso", "support tier"),  # a name opens the sentence
+    ("Saoirse travelled to Zanzibar for a wedding.", "", "saoirse", ""),  # a British spelling is a verb too
     # … and the verb of "is" or "has" before an article, a preposition or nothing owned.
     ("The user's moving to Berlin next month.", "", "user", "home city"),
     ("Maria's running a half marathon in May.", "", "maria", "exercise"),
