@@ -617,6 +617,8 @@ _PREAMBLE = re.compile(
     r"actually|btw|ps|important|update on [^:]{1,40})\s*[:,—–-]\s*)+",
     re.IGNORECASE,
 )
+# "Time to replace the tyres on the van.", "It's time for a new laptop": the idiom is no subject; what follows is.
+_TIME_TO = re.compile(r"^\s*(?:it['’]?s\s+)?(?:about\s+)?time\s+(?:to|for)\s+", re.IGNORECASE)
 _LEADING_TIME = re.compile(
     r"^\s*(?:(?:from|since|as of|starting|until|after|before|by|in|on|last|next|this|every|each)\s+"
     r"(?:[\w'’-]+\s+){0,3}?(?:\w+)\s*,\s*|(?:from|as of|starting)\s+(?:next|this|last)\s+\w+\s+|"
@@ -881,7 +883,7 @@ def states_several_things(text: str) -> bool:
 
 def _strip_preamble(sentence: str) -> str:
     for _ in range(3):
-        stripped = _LEADING_TIME.sub("", _PREAMBLE.sub("", sentence))
+        stripped = _LEADING_TIME.sub("", _PREAMBLE.sub("", _TIME_TO.sub("", sentence)))
         if stripped == sentence:
             break
         sentence = stripped
@@ -928,6 +930,8 @@ def _subject_end(tokens: list[str]) -> int:
             and not _reads_as_noun(tokens, index)
         ):
             return index  # "Kafka expanded to 9 brokers", "Services communicate through NATS"
+        if index > 0 and _unlisted_past_tense(tokens, index):
+            return index  # "Staging database resized to 64 GB", "Webhook secret regenerated on Monday"
         if word.endswith("'s") and index + 1 < len(tokens) and tokens[index + 1].lower() in _VERBS:
             if not _possessed_noun(tokens, index + 1):
                 return index + 1  # "The user's moving to Berlin": "'s" is "is"
@@ -962,6 +966,24 @@ def _lexicon_verb(word: str, before: str) -> bool:
         return True
     plural = before.lower().endswith("s") and not before.lower().endswith(("ss", "us", "is", "'s"))
     return tag in ("VB", "VBP") and plural
+
+
+def _unlisted_past_tense(tokens: list[str], index: int) -> bool:
+    """A lower-case word the lexicon lacks, ending in "-ed", before a preposition, a figure or the sentence's end.
+
+    The word list comes from a general corpus and lacks the verbs of operations notes ("resized", "regenerated",
+    "reindexed", "backfilled"); an unknown "-ed" word after a noun, followed by where or when it went, is one.
+    """
+    word = tokens[index]
+    if not (word.islower() and len(word) > 4 and word.endswith("ed") and word not in lexicon()):
+        return False
+    return _where_or_when_after(tokens, index)
+
+
+def _where_or_when_after(tokens: list[str], index: int) -> bool:
+    """After ``tokens[index]`` comes a preposition, a word of where or when it went, a figure, or nothing."""
+    following = tokens[index + 1].lower() if index + 1 < len(tokens) else ""
+    return not following or following in _PREPOSITIONS | _WHERE_IT_WENT or following[0].isdigit()
 
 
 _CALENDAR_WORDS = frozenset(
@@ -1169,6 +1191,8 @@ def _third_person_verb(tokens: list[str], index: int) -> bool:
 
 
 _PREPOSITIONS = frozenset(["of", "on", "for", "in", "at"])
+# Words that say where or when a thing went after its verb ("resized to 64 GB", "rolled back", "moved off S3").
+_WHERE_IT_WENT = frozenset(["to", "from", "by", "after", "before", "back", "up", "down", "off", "out", "over"])
 
 
 def _reads_as_noun(tokens: list[str], index: int) -> bool:
@@ -1193,6 +1217,13 @@ def _reads_as_noun(tokens: list[str], index: int) -> bool:
         return True  # "Deploy notifications moved …", "Smoke alarms replaced …": a compound noun, then its verb
     if following[0] in _AUXILIARIES:
         return True
+    if (
+        index == 0
+        and following[0].endswith("ed")
+        and (lexicon().get(following[0]) in ("VBD", "VBN") or _unlisted_past_tense(tokens, 1))
+        and _where_or_when_after(tokens, 1)
+    ):
+        return True  # "Cache flushed at 10:00", "Deploy finished at 10:00": a noun, then its past tense
     if following[0] in _VERBS and following[0] not in ("to", "back"):
         # … unless a past tense takes a word in -ing as its object: "The user switched running shoes to Hoka".
         return not (following[0].endswith("ing") and lexicon().get(tokens[index].lower()) in ("VBD", "VBN"))

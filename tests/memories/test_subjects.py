@@ -90,6 +90,10 @@ FACTS = [
     ("The user's email signature now includes their pronouns.", "", "user", "email signature"),
     ("Contoso's support tier is Standard.", "", "contoso", "support tier"),  # a name opens the sentence
     ("Saoirse travelled to Zanzibar for a wedding.", "", "saoirse", ""),  # a British spelling is a verb too
+    ("Staging database resized to 64 GB.", "", "staging database", "size"),  # a verb the word list lacks
+    ("Webhook secret regenerated on Monday.", "", "webhook secret", ""),
+    ("Cache flushed at 10:00 after the deploy.", "", "cache", ""),  # a noun, then its past tense
+    ("Time to replace the tyres on the van.", "", "tyres", ""),  # the idiom is no subject
     # … and the verb of "is" or "has" before an article, a preposition or nothing owned.
     ("The user's moving to Berlin next month.", "", "user", "home city"),
     ("Maria's running a half marathon in May.", "", "maria", "exercise"),
