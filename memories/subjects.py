@@ -712,8 +712,18 @@ def _read(text: str) -> tuple[str, str]:
         if 0 < split < len(value_tokens) and value_tokens[0][0].isupper() and value_tokens[split][0].isalpha():
             # "Pricing review outcome: Growth becomes $39/month": the value is the fact.
             return _read(labelled.group("value"))
-        # "Unit tests: Jest 29", "BM25 nDCG@10 = 0.412": a label and its value.
-        entity, owned = _split_owner(normalise_entity(labelled.group("label")))
+        # "Unit tests: Jest 29", "BM25 nDCG@10 = 0.412": a label and its value. A label that ends in a past tense
+        # is a subject and its verb: "Pinecrest signed: 120 seats", "INC-2291 opened: elevated 5xx …".
+        label_tokens = _TOKEN.findall(labelled.group("label"))
+        last = label_tokens[-1] if label_tokens else ""
+        if (
+            len(label_tokens) > 1
+            and last.endswith("ed")
+            and last.islower()
+            and lexicon().get(last, "VBN") in ("VBD", "VBN")
+        ):
+            label_tokens = label_tokens[:-1]
+        entity, owned = _split_owner(normalise_entity(" ".join(label_tokens)))
         attribute = _attribute_from(sentence, owned)
         if not attribute and re.match(r"^[~≈<>]?\s*[€$£]?\d", labelled.group("value")):
             attribute = "value"  # "Weekly active teams: 4,120": a label and its figure
@@ -980,6 +990,19 @@ def _unlisted_past_tense(tokens: list[str], index: int) -> bool:
     return _where_or_when_after(tokens, index)
 
 
+def _past_tense_after_nouns(tokens: list[str]) -> bool:
+    """The opening word, up to two nouns after it, then a past tense and where or when it went: the opening word
+    begins a subject ("Cache flushed at 10:00", "Smoke alarm batteries replaced in February"), not an order ("Move
+    completed tasks to Done": a noun follows the past form)."""
+    for index in range(1, min(4, len(tokens))):
+        word = tokens[index].lower()
+        if word.endswith("ed") and (lexicon().get(word) in ("VBD", "VBN") or _unlisted_past_tense(tokens, index)):
+            return _where_or_when_after(tokens, index)
+        if word in _DETERMINERS or not lexicon().get(word, "NN").startswith("NN"):
+            return False
+    return False
+
+
 def _where_or_when_after(tokens: list[str], index: int) -> bool:
     """After ``tokens[index]`` comes a preposition, a word of where or when it went, a figure, or nothing."""
     following = tokens[index + 1].lower() if index + 1 < len(tokens) else ""
@@ -1217,20 +1240,17 @@ def _reads_as_noun(tokens: list[str], index: int) -> bool:
         return True  # "Deploy notifications moved …", "Smoke alarms replaced …": a compound noun, then its verb
     if following[0] in _AUXILIARIES:
         return True
-    if (
-        index == 0
-        and following[0].endswith("ed")
-        and (lexicon().get(following[0]) in ("VBD", "VBN") or _unlisted_past_tense(tokens, 1))
-        and _where_or_when_after(tokens, 1)
-    ):
-        return True  # "Cache flushed at 10:00", "Deploy finished at 10:00": a noun, then its past tense
+    if index == 0 and _past_tense_after_nouns(tokens):
+        return True  # "Cache flushed at 10:00", "Smoke alarm batteries replaced in February": nouns, then their verb
     if following[0] in _VERBS and following[0] not in ("to", "back"):
         # … unless a past tense takes a word in -ing as its object: "The user switched running shoes to Hoka".
         return not (following[0].endswith("ing") and lexicon().get(tokens[index].lower()) in ("VBD", "VBN"))
     if following[0] in ("now", "still", "also", "currently", "just") and len(following) > 1:
         # "API gateway logs now go to Loki": a noun, an adverb, then its verb.
         return following[1] in _VERBS or _lexicon_verb(following[1], tokens[index])
-    return following[0] in _PREPOSITIONS and any(t in _AUXILIARIES for t in following[1:6])
+    # A month is no modal: "MOT passed on 11 May" (``following`` is lower case; the text's "May" is a month).
+    modals = [t for t in tokens[index + 2 : index + 7] if t.lower() in _AUXILIARIES and t != "May"]
+    return following[0] in _PREPOSITIONS and bool(modals)
 
 
 def _split_owner(entity: str) -> tuple[str, str]:

@@ -94,6 +94,8 @@ FACTS = [
     ("Webhook secret regenerated on Monday.", "", "webhook secret", ""),
     ("Cache flushed at 10:00 after the deploy.", "", "cache", ""),  # a noun, then its past tense
     ("Time to replace the tyres on the van.", "", "tyres", ""),  # the idiom is no subject
+    ("Boiler inspection passed on 3 May.", "", "boiler inspection", ""),  # a month, not the modal "may"
+    ("Globex signed: 80 seats, Business.", "", "globex", "seat count"),  # a label ending in its verb
     # … and the verb of "is" or "has" before an article, a preposition or nothing owned.
     ("The user's moving to Berlin next month.", "", "user", "home city"),
     ("Maria's running a half marathon in May.", "", "maria", "exercise"),
@@ -118,6 +120,12 @@ def test_entity_and_attribute_of_a_hand_written_fact(text: str, key: str, entity
     subject = subject_of(text, key)
 
     assert (subject.entity, subject.attribute) == (entity, attribute)
+
+
+def test_a_note_opening_with_a_word_that_is_also_a_verb_names_its_thing() -> None:
+    # "Smoke …" could be an order; nouns, then a past tense and when it happened, make it a subject.
+    assert subject_of("Smoke detector batteries replaced in March.").entity == "smoke detector batteries"
+    assert subject_of("Move completed tasks to Done.").entity == "completed tasks"  # an order stays one
 
 
 def test_the_key_is_the_attribute_and_says_where_it_came_from() -> None:
