@@ -124,7 +124,8 @@ _ATTRIBUTE_PATTERNS: tuple[tuple[str, str], ...] = (
         "diet",
     ),
     (r"\b(?:drinks?|drinking|teetotal|sober|alcohol|beer|wine)\b", "drinking"),
-    (r"\bsmok(?:es|ing|er|e)\b|\bcigarettes?\b|\bvap(?:es|ing)\b", "smoking"),
+    # "Smoke alarms were replaced" names a device, not a habit.
+    (r"\bsmok(?:es|ing|er|e)\b(?!\s+(?:alarm|detector)s?\b)|\bcigarettes?\b|\bvap(?:es|ing)\b", "smoking"),
     (
         r"\bmarried\b|\bdivorced\b|\bengaged\b|\bpartner\b|\bgirlfriend\b|\bboyfriend\b|\bwife\b|\bhusband\b"
         # "is single", "single again": a person's status; "the band's new single" is a record.
@@ -452,6 +453,7 @@ def _inflections(base: str) -> set[str]:
 
 
 _IRREGULAR = [
+    "quit",  # "The user quit smoking in March": its past is itself, and the lexicon tags it a base form
     "went",
     "gone",
     "came",
@@ -1244,7 +1246,8 @@ def _reads_as_noun(tokens: list[str], index: int) -> bool:
         return True  # "Cache flushed at 10:00", "Smoke alarm batteries replaced in February": nouns, then their verb
     if following[0] in _VERBS and following[0] not in ("to", "back"):
         # … unless a past tense takes a word in -ing as its object: "The user switched running shoes to Hoka".
-        return not (following[0].endswith("ing") and lexicon().get(tokens[index].lower()) in ("VBD", "VBN"))
+        past = lexicon().get(tokens[index].lower()) in ("VBD", "VBN") or tokens[index].lower() in _IRREGULAR
+        return not (following[0].endswith("ing") and past)
     if following[0] in ("now", "still", "also", "currently", "just") and len(following) > 1:
         # "API gateway logs now go to Loki": a noun, an adverb, then its verb.
         return following[1] in _VERBS or _lexicon_verb(following[1], tokens[index])

@@ -96,6 +96,8 @@ FACTS = [
     ("Time to replace the tyres on the van.", "", "tyres", ""),  # the idiom is no subject
     ("Boiler inspection passed on 3 May.", "", "boiler inspection", ""),  # a month, not the modal "may"
     ("Globex signed: 80 seats, Business.", "", "globex", "seat count"),  # a label ending in its verb
+    ("The user quit smoking in March.", "", "user", "smoking"),  # "quit" is its own past
+    ("Smoke detectors tested on the 1st of every month.", "", "smoke detectors", ""),  # a device, not a habit
     # … and the verb of "is" or "has" before an article, a preposition or nothing owned.
     ("The user's moving to Berlin next month.", "", "user", "home city"),
     ("Maria's running a half marathon in May.", "", "maria", "exercise"),
