@@ -1252,8 +1252,9 @@ def _reads_as_noun(tokens: list[str], index: int) -> bool:
         # "API gateway logs now go to Loki": a noun, an adverb, then its verb.
         return following[1] in _VERBS or _lexicon_verb(following[1], tokens[index])
     # A month is no modal: "MOT passed on 11 May" (``following`` is lower case; the text's "May" is a month).
-    modals = [t for t in tokens[index + 2 : index + 7] if t.lower() in _AUXILIARIES and t != "May"]
-    return following[0] in _PREPOSITIONS and bool(modals)
+    return following[0] in _PREPOSITIONS and any(
+        t.lower() in _AUXILIARIES and t != "May" for t in tokens[index + 2 : index + 7]
+    )
 
 
 def _split_owner(entity: str) -> tuple[str, str]:
