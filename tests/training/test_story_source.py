@@ -30,6 +30,8 @@ FROZEN = {
     "chat-fresh-validation.txt": "a0722e29e559474095307e2a135441811daf1474d474ff483ee9b7b9dcd44129",
     # 6 more written blind by a fourth helper and frozen on 2026-11-29 (docs/DETECTION.md, "Chat noise").
     "chat-fresh-validation-2.txt": "b629e611ec2d7dc9bf616a91e2f06867516f70c6db9611dcff28da0aed5b7fd0",
+    # 48 stories of a fourth blind batch, split by writer and frozen on 2026-11-30 (docs/DETECTION.md, thirteenth).
+    "stories-fresh-validation-2.jsonl": "c24c089cf5158becdb5b6ddd8f231ffa29f1e158e1abe2046c211185b5e39aa4",
 }
 
 STORY = """
