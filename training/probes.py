@@ -19,13 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Q
 
-from conflicts.models import ConflictCard, ResolutionStrategy, Uncertainty, UncertaintyState
+from conflicts.models import ConflictCard, Uncertainty, UncertaintyState
 from conflicts.narrative import flag_to_card
-from memories.models import Link, Memory, Rel
 from memoryhub.errors import InvalidInput
-from training.stories import automatic_decisions, eval_workspace, ingest, narrative_flags, parse_at
+from training.stories import automatic_decisions, decision_path, eval_workspace, ingest, narrative_flags, parse_at
 
 KINDS = ("same_subject_change", "different_subject")
 OUTCOMES = ("superseded", "superseded_backwards", "merged", "carded", "uncertain", "nothing")
@@ -134,22 +132,3 @@ def _replay(probe: dict[str, Any]) -> ProbeOutcome:
         outcome, detail = "nothing", ""
     path = decision_path(a, b) if outcome in RETIRED else ""
     return ProbeOutcome(probe_id=probe["id"], kind=probe["kind"], outcome=outcome, detail=detail, path=path)
-
-
-def decision_path(a: Memory, b: Memory) -> str:
-    """The reading that retired one of ``a``, ``b``: from the record its supersede resolved; a merge keeps none.
-
-    The record keeps it (``Uncertainty.rule``, from ``Verdict.rule``); a count per path says where wrong
-    retirements come from without reading a frozen pair.
-    """
-    record = (
-        Uncertainty.objects.filter(
-            Q(memory_a=a, memory_b=b) | Q(memory_a=b, memory_b=a),
-            resolution_strategy=ResolutionStrategy.TEMPORAL_SUPERSEDE,
-        )
-        .order_by("-created_at")
-        .first()
-    )
-    if record is None:
-        return "merge" if Link.objects.filter(rel=Rel.MERGED_INTO, src__in=[a, b]).exists() else "other"
-    return record.rule or record.detector or "other"

@@ -19,16 +19,17 @@ import json
 import time
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from django.db import transaction
+from django.db.models import Q
 
 from conflicts.detection import detective_llm, detective_offline
 from conflicts.detection.pipeline import detect_and_resolve
 from conflicts.forgetting import StoryFact
-from conflicts.models import CardState, ConflictCard
+from conflicts.models import CardState, ConflictCard, ResolutionStrategy, Uncertainty
 from conflicts.narrative import flag_to_card
 from conflicts.story import Flag, batches
 from memories.audit import Actor
@@ -60,6 +61,7 @@ class Decision:
     # Both facts are in one expected ambiguity or contradiction: the story wants a person asked, and the
     # hub settled it silently. Reported on its own; not part of ``wrong`` (issue 21's definition).
     settled_dispute: bool = False
+    path: str = ""  # the reading that made it (``Verdict.rule`` via the record), "merge", or "other"
 
     @property
     def wrong(self) -> bool:
@@ -143,6 +145,12 @@ class StoryReport:
             "stories_with_wrong": sum(any(d.wrong for d in o.decisions) for o in self.outcomes),
         }
 
+    def wrong_by_path(self) -> dict[str, int]:
+        """Wrong automatic decisions per reading that made them: where they come from, as counts only (so a
+        validation set says which path errs without a story being read)."""
+        paths = [d.path for o in self.outcomes for d in o.decisions if d.wrong]
+        return {path: paths.count(path) for path in sorted(set(paths))}
+
     def by_rule(self) -> dict[str, dict[str, int]]:
         """Per rule: the flags it raised, how many match an expected flag, how many sit on a trap.
 
@@ -181,7 +189,7 @@ class StoryReport:
             "current_truth_accuracy": round(
                 sum(o.current_correct for o in self.outcomes) / current_total if current_total else 1.0, 4
             ),
-            "automatic": self.automatic(),
+            "automatic": self.automatic() | {"wrong_by_path": self.wrong_by_path()},
             "by_rule": self.by_rule(),
             "per_story": {
                 o.story_id: {
@@ -246,8 +254,12 @@ def _replay(story: dict[str, Any], mode: str) -> StoryOutcome:
     expected = [(e["kind"], set(e["fact_ids"])) for e in story["expected_flags"]]
     traps = [set(t["fact_ids"]) for t in story["must_not_flag"]]
     by_status, misses = _current_truth(workspace, story, by_story_id, story_of)
+    memories = {m.pk: m for m in by_story_id.values()}
     decisions = [
-        judge_decision(action, story_of[retired], story_of[kept], story)
+        replace(
+            judge_decision(action, story_of[retired], story_of[kept], story),
+            path=decision_path(memories[retired], memories[kept]),
+        )
         for action, retired, kept in automatic_decisions(workspace)
     ]
     return StoryOutcome(
@@ -305,6 +317,25 @@ def automatic_decisions(workspace: Workspace) -> list[tuple[str, uuid.UUID, uuid
     )
     merges = Link.objects.filter(workspace=workspace, rel=Rel.MERGED_INTO).values_list("src_id", "dst_id")
     return [("supersede", old, new) for old, new in supersedes] + [("merge", src, dst) for src, dst in merges]
+
+
+def decision_path(a: Memory, b: Memory) -> str:
+    """The reading that retired one of ``a``, ``b``: from the record its supersede resolved; a merge keeps none.
+
+    The record keeps it (``Uncertainty.rule``, from ``Verdict.rule``); a count per path says where wrong
+    retirements come from without reading a frozen pair or story.
+    """
+    record = (
+        Uncertainty.objects.filter(
+            Q(memory_a=a, memory_b=b) | Q(memory_a=b, memory_b=a),
+            resolution_strategy=ResolutionStrategy.TEMPORAL_SUPERSEDE,
+        )
+        .order_by("-created_at")
+        .first()
+    )
+    if record is None:
+        return "merge" if Link.objects.filter(rel=Rel.MERGED_INTO, src__in=[a, b]).exists() else "other"
+    return record.rule or record.detector or "other"
 
 
 def judge_decision(action: str, retired: str, kept: str, story: dict[str, Any]) -> Decision:
