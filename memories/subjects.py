@@ -621,10 +621,23 @@ _PREAMBLE = re.compile(
 )
 # "Time to replace the tyres on the van.", "It's time for a new laptop": the idiom is no subject; what follows is.
 _TIME_TO = re.compile(r"^\s*(?:it['’]?s\s+)?(?:about\s+)?time\s+(?:to|for)\s+", re.IGNORECASE)
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 _LEADING_TIME = re.compile(
     r"^\s*(?:(?:from|since|as of|starting|until|after|before|by|in|on|last|next|this|every|each)\s+"
     r"(?:[\w'’-]+\s+){0,3}?(?:\w+)\s*,\s*|(?:from|as of|starting)\s+(?:next|this|last)\s+\w+\s+|"
+    # "From today heavy recovery is …", "From 15 Sept the skip cutoff is …": a start date, no comma after it.
+    rf"(?:from|as of|starting)\s+(?:today|tomorrow|\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}|{_MONTH}\s+\d{{1,2}}"
+    r"(?:st|nd|rd|th)?)\s+(?=[a-z])|"
     r"(?:now|today|yesterday|currently|recently|lately|finally|also|so)\s*,?\s+)",
+    re.IGNORECASE,
+)
+# A log line's or a calendar entry's stamp: "23:50 bus 412 lost drive …", "Thu 13 Mar 15:00: discovery call …",
+# "Wed 18 June — passport renewal": when it happened, not what it is about.
+_WEEKDAY = r"(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?"
+_STAMP = re.compile(
+    rf"^\s*(?:(?:{_WEEKDAY}\s+)?(?:\d{{1,2}}\s+{_MONTH},?\s+(?:\d{{4}},?\s+)?)?\d{{1,2}}:\d{{2}}"
+    r"(?:\s*(?:utc|gmt|am|pm|[a-z]{1,3}t)\b)?(?:\s*[:—–·-])?\s+|"
+    rf"{_WEEKDAY}\s+\d{{1,2}}\s+{_MONTH}(?:\s+\d{{4}})?\s*[:—–-]\s+)",
     re.IGNORECASE,
 )
 _REPORTED = re.compile(
@@ -866,7 +879,7 @@ _SENTENCE_BREAK = re.compile(
 
 
 def _first_clause(text: str) -> str:
-    text = _PARENTHESES.sub("", text.strip())
+    text = _STAMP.sub("", _PARENTHESES.sub("", text.strip()))
     # The first sentence: a fact's later sentences give reasons ("Reason: the cluster kept …").
     # Not after a title ("Dr. Moreau") or an abbreviation ("e.g. Redis").
     first = re.split(_SENTENCE_BREAK, text, maxsplit=1)[0]
@@ -895,7 +908,7 @@ def states_several_things(text: str) -> bool:
 
 def _strip_preamble(sentence: str) -> str:
     for _ in range(3):
-        stripped = _LEADING_TIME.sub("", _PREAMBLE.sub("", _TIME_TO.sub("", sentence)))
+        stripped = _LEADING_TIME.sub("", _PREAMBLE.sub("", _TIME_TO.sub("", _STAMP.sub("", sentence))))
         if stripped == sentence:
             break
         sentence = stripped

@@ -114,6 +114,13 @@ FACTS = [
     ("We moved the team calendar to Outlook.", "", "team calendar", ""),
     ("We now migrated invoicing to Xero.", "", "invoicing", ""),
     ("We moved to a bigger office.", "", "team", "work location"),
+    # A log line's or a calendar entry's time stamp says when, not what.
+    ("07:40 boiler pressure dropped to 0.8 bar.", "", "boiler pressure", ""),
+    ("Mon 3 Feb 14:00 CET: dentist checkup for the user.", "", "dentist checkup", ""),
+    ("Fri 12 Sep — school photos for Leo.", "", "school photos", ""),
+    # A start date without a comma after it.
+    ("From 1 March the skip cutoff is Tuesday.", "", "skip cutoff", ""),
+    ("From today the on-call phone is with Ravi.", "", "on-call phone", "on-call"),
 ]
 
 
