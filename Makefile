@@ -50,7 +50,7 @@ bench: install
 
 # The shared evaluation data (shared/eval here, or beside the checkout as in CI).
 SHARED_EVAL ?= $(firstword $(wildcard shared/eval ../shared/eval))
-## Every figure issue 21's bar reads, summary lines only (validation sets are read as aggregates; about 7 minutes).
+## Every figure issue 21's bar reads, summary lines only (validation sets are read as aggregates; about 15 minutes on 2 cores).
 STORY_SETS := $(SHARED_EVAL)/stories-dev.jsonl $(addprefix training/data/,stories-own-dev.jsonl \
 	stories-own-validation.jsonl stories-fresh-dev.jsonl stories-fresh-dev-2.jsonl stories-fresh-dev-3.jsonl \
 	stories-fresh-dev-4.jsonl stories-fresh-validation.jsonl stories-fresh-validation-2.jsonl)

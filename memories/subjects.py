@@ -631,6 +631,10 @@ _LEADING_TIME = re.compile(
     r"(?:now|today|yesterday|currently|recently|lately|finally|also|so)\s*,?\s+)",
     re.IGNORECASE,
 )
+# "User says they've moved …", "… they're moving …": the reported "they" and its auxiliary, as two words. (Only
+# "they": a chat turn's "I'm" and "we're" read as the speaker made two speakers' turns one subject.)
+_THEY_CONTRACTION = re.compile(r"\b(they)['’](re|ve)\b", re.IGNORECASE)
+_THEY_AUXILIARY = {"re": "are", "ve": "have"}
 # A log line's or a calendar entry's stamp: "23:50 bus 412 lost drive …", "Thu 13 Mar 15:00: discovery call …",
 # "Wed 18 June — passport renewal": when it happened, not what it is about.
 _WEEKDAY = r"(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?"
@@ -883,6 +887,7 @@ def _first_clause(text: str) -> str:
     # The first sentence: a fact's later sentences give reasons ("Reason: the cluster kept …").
     # Not after a title ("Dr. Moreau") or an abbreviation ("e.g. Redis").
     first = re.split(_SENTENCE_BREAK, text, maxsplit=1)[0]
+    first = _THEY_CONTRACTION.sub(lambda m: f"{m[1]} {_THEY_AUXILIARY[m[2].lower()]}", first)
     return first.strip().rstrip(".!?")
 
 

@@ -114,6 +114,9 @@ FACTS = [
     ("We moved the team calendar to Outlook.", "", "team calendar", ""),
     ("We now migrated invoicing to Xero.", "", "invoicing", ""),
     ("We moved to a bigger office.", "", "team", "work location"),
+    # The reported "they" and its auxiliary written as one word are still the one reported and a verb.
+    ("The user says they're moving to Porto in June.", "", "user", "home city"),
+    ("User says they've moved to Lyon.", "", "user", "home city"),
     # A log line's or a calendar entry's time stamp says when, not what.
     ("07:40 boiler pressure dropped to 0.8 bar.", "", "boiler pressure", ""),
     ("Mon 3 Feb 14:00 CET: dentist checkup for the user.", "", "dentist checkup", ""),
