@@ -33,48 +33,47 @@ def _at(fact: dict[str, Any]) -> dt.datetime:
 
 def story_pairs(stories: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """Every story's clear subjects → update and compatible pairs, in story order, each pair once."""
-    rows: list[dict[str, Any]] = []
-    for story in stories:
-        seen: set[tuple[str, str]] = set()  # fact ids, which repeat across stories
-        facts = {fact["id"]: fact for fact in story["facts"]}
-        subjects_of: dict[str, set[int]] = {}
-        for index, subject in enumerate(story["current"]):
-            for fact_id in {*subject.get("about", []), subject["fact_id"]}:
-                subjects_of.setdefault(fact_id, set()).add(index)
+    return [
+        _row(story["id"], older, newer, label) for story in stories for older, newer, label in _labelled_pairs(story)
+    ]
 
-        def add(
-            older: dict[str, Any],
-            newer: dict[str, Any],
-            label: str,
-            story_id: str = story["id"],
-            seen: set[tuple[str, str]] = seen,
-        ) -> None:
-            if (older["id"], newer["id"]) in seen or _at(newer) - _at(older) < MIN_APART:
-                return
-            seen.add((older["id"], newer["id"]))
-            rows.append(
-                {
-                    "id": f"{SOURCE}-{story_id}-{older['id']}-{newer['id']}",
-                    "a": older["text"],
-                    "b": newer["text"],
-                    "label": label,
-                    "source": SOURCE,
-                    "a_time": _at(older).date().isoformat(),
-                    "b_time": _at(newer).date().isoformat(),
-                }
-            )
 
-        for subject in story["current"]:
-            if subject["status"] != "clear" or subject["fact_id"] not in facts:
+def _labelled_pairs(story: dict[str, Any]) -> list[tuple[dict[str, Any], dict[str, Any], str]]:
+    """(older fact, newer fact, label) for one story: the first label given to a pair holds; a day apart at least."""
+    facts = {fact["id"]: fact for fact in story["facts"]}
+    subjects_of: dict[str, set[int]] = {}
+    for index, subject in enumerate(story["current"]):
+        for fact_id in {*subject.get("about", []), subject["fact_id"]}:
+            subjects_of.setdefault(fact_id, set()).add(index)
+    labelled: dict[tuple[str, str], tuple[dict[str, Any], dict[str, Any], str]] = {}
+    for subject in story["current"]:
+        if subject["status"] != "clear" or subject["fact_id"] not in facts:
+            continue
+        current = facts[subject["fact_id"]]
+        about = set(subject.get("about", [])) | {current["id"]}
+        for fact in story["facts"]:
+            if fact["id"] == current["id"]:
                 continue
-            current = facts[subject["fact_id"]]
-            about = set(subject.get("about", [])) | {current["id"]}
-            for fact in story["facts"]:
-                if fact["id"] == current["id"]:
-                    continue
-                if fact["id"] in about:
-                    add(fact, current, "update")
-                elif not subjects_of.get(fact["id"], set()) & subjects_of[current["id"]]:
-                    add(fact, current, "compatible")
-                add(current, fact, "compatible")
-    return rows
+            if fact["id"] in about:
+                candidates = [(fact, current, "update")]
+            elif not subjects_of.get(fact["id"], set()) & subjects_of[current["id"]]:
+                candidates = [(fact, current, "compatible")]
+            else:
+                candidates = []
+            candidates.append((current, fact, "compatible"))
+            for older, newer, label in candidates:
+                if _at(newer) - _at(older) >= MIN_APART:
+                    labelled.setdefault((older["id"], newer["id"]), (older, newer, label))
+    return list(labelled.values())
+
+
+def _row(story_id: str, older: dict[str, Any], newer: dict[str, Any], label: str) -> dict[str, Any]:
+    return {
+        "id": f"{SOURCE}-{story_id}-{older['id']}-{newer['id']}",
+        "a": older["text"],
+        "b": newer["text"],
+        "label": label,
+        "source": SOURCE,
+        "a_time": _at(older).date().isoformat(),
+        "b_time": _at(newer).date().isoformat(),
+    }
