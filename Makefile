@@ -7,7 +7,7 @@ RUNTIME := $(VENV)/.installed-runtime
 DEV := $(VENV)/.installed-dev
 PORT ?= 8000
 
-.PHONY: install install-dev run test lint typecheck pytest bench eval-detection stop-db lock screenshots
+.PHONY: install install-dev run test lint typecheck pytest bench eval-detection eval-story-pairs stop-db lock screenshots
 
 $(VENV)/bin/python:
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) on PATH"; exit 1; }
@@ -67,6 +67,13 @@ eval-detection: install-dev
 	@for f in chat-fresh-dev.txt chat-fresh-validation.txt chat-fresh-validation-2.txt; do \
 		echo "== eval_chat, training/data/$$f"; \
 		$(BIN)/python manage.py eval_chat --own training/data/$$f --no-decode || exit 1; done
+
+## The story files' clear subjects as probe pairs, each replayed alone with its agents (training/story_pairs.py):
+## updates caught, and facts of another subject or later facts that retired one (about 6 minutes on 2 cores).
+eval-story-pairs: install-dev
+	@out=$$(mktemp); trap 'rm -f $$out' EXIT; \
+	for f in $(STORY_SETS); do echo "== $$f"; $(BIN)/python manage.py eval_probes --stories $$f >$$out || exit 1; \
+		grep -v ' superseded [0-9]' $$out; done
 
 ## Regenerate docs/screenshots/ from the demo history (real chromium; 4–7 minutes on a loaded 2-core machine).
 screenshots: install-dev

@@ -7,7 +7,8 @@ ingestion, then ``b`` likewise, then the narrative detective reads both. The
 outcome is what happened to the pair, in this order: ``superseded`` (``b``
 replaced ``a``), ``superseded_backwards`` (``a`` replaced ``b``), ``merged``,
 ``carded`` (a card holds the pair), ``uncertain`` (an open uncertainty nobody
-is asked about), ``nothing``.
+is asked about), ``nothing``. A probe may name each fact's agent and scope
+(``a_agent``, ``b_scope`` …; story-derived probes do), as the stories' facts have them.
 """
 
 from __future__ import annotations
@@ -22,10 +23,14 @@ from django.db import transaction
 
 from conflicts.models import ConflictCard, Uncertainty, UncertaintyState
 from conflicts.narrative import flag_to_card
+from memories.models import Memory
 from memoryhub.errors import InvalidInput
 from training.stories import automatic_decisions, decision_path, eval_workspace, ingest, narrative_flags, parse_at
+from workspaces.models import Workspace
 
-KINDS = ("same_subject_change", "different_subject")
+# A change of one subject; two subjects that share words; a fact followed by a later one that leaves it current
+# (story-derived probes only: training/story_pairs.py).
+KINDS = ("same_subject_change", "different_subject", "current_kept")
 OUTCOMES = ("superseded", "superseded_backwards", "merged", "carded", "uncertain", "nothing")
 RETIRED = ("superseded", "superseded_backwards", "merged")
 
@@ -79,7 +84,7 @@ class ProbeReport:
                 counts["caught"] = counts["superseded"] + counts["carded"]
                 counts["caught_share"] = round(counts["caught"] / n, 4)
             else:
-                # The bar: never superseded or merged; a card at most rarely.
+                # The bar: never superseded or merged; a card at most rarely. A fact that stays current: the same.
                 counts["wrongly_retired"] = sum(counts[outcome] for outcome in RETIRED)
                 counts["carded_share"] = round(counts["carded"] / n, 4)
             retired = [o.path for o in of_kind if o.outcome in RETIRED]
@@ -112,8 +117,7 @@ def _evaluate_one(probe: dict[str, Any]) -> ProbeOutcome:
 
 def _replay(probe: dict[str, Any]) -> ProbeOutcome:
     workspace = eval_workspace(f"probe {probe['id']}")
-    a = ingest(workspace, probe["a"], at=parse_at(probe["a_time"]))
-    b = ingest(workspace, probe["b"], at=parse_at(probe["b_time"]))
+    a, b = _commit(workspace, probe, "a"), _commit(workspace, probe, "b")
     for flag in narrative_flags(workspace, "offline"):
         flag_to_card(workspace=workspace, flag=flag)
     decisions = set(automatic_decisions(workspace))
@@ -132,3 +136,14 @@ def _replay(probe: dict[str, Any]) -> ProbeOutcome:
         outcome, detail = "nothing", ""
     path = decision_path(a, b) if outcome in RETIRED else ""
     return ProbeOutcome(probe_id=probe["id"], kind=probe["kind"], outcome=outcome, detail=detail, path=path)
+
+
+def _commit(workspace: Workspace, probe: dict[str, Any], side: str) -> Memory:
+    """One side of the pair (``"a"`` or ``"b"``), true from its time, with its agent and scope where it has them."""
+    return ingest(
+        workspace,
+        probe[side],
+        at=parse_at(probe[f"{side}_time"]),
+        scope=probe.get(f"{side}_scope", ""),
+        agent=probe.get(f"{side}_agent", ""),
+    )
