@@ -124,6 +124,9 @@ FACTS = [
     # A start date without a comma after it.
     ("From 1 March the skip cutoff is Tuesday.", "", "skip cutoff", ""),
     ("From today the on-call phone is with Ravi.", "", "on-call phone", "on-call"),
+    # When a reminder or an alarm goes off is not what it is about.
+    ("Reminder set for 3 May: the car insurance renewal is due on 20 May.", "", "car insurance renewal", "date"),
+    ("Alarm set for 06:30: the user's flight to Porto leaves at 09:10.", "", "user", "flight to porto"),
 ]
 
 
