@@ -618,7 +618,8 @@ _PREAMBLE = re.compile(
     r"^\s*(?:(?:update|note|fyi|correction(?: to the previous entry)?|clarification|reminder|heads[- ]up|"
     r"actually|btw|ps|important|update on [^:]{1,40}|"
     # "Reminder set for 24 July: HMRC payment on account due …": when the reminder goes off, not its subject.
-    r"(?:reminder|alarm|alert|follow-up) (?:set|scheduled|booked) (?:for|on) (?:\d{1,2}:\d\d|[^:]){1,30})\s*[:,—–-]\s*)+",
+    r"(?:reminder|alarm|alert|follow-up) (?:set|scheduled|booked) (?:for|on) (?:\d{1,2}:\d\d|[^:]){1,30})"
+    r"\s*[:,—–-]\s*)+",
     re.IGNORECASE,
 )
 # "Time to replace the tyres on the van.", "It's time for a new laptop": the idiom is no subject; what follows is.

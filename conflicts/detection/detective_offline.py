@@ -952,8 +952,8 @@ def _clashing_measure(signals: RuleSignals) -> str | None:
         values_b = {value for value, u in _split_numbers(signals.numbers_b) if u == unit}
         if not values_a & values_b:
             return f"{unit} values"
-    if signals.dates_a and signals.dates_b and not set(signals.dates_a) & set(signals.dates_b):
-        return "dates"
+    if rules.dates_differ(signals.dates_a, signals.dates_b):
+        return "dates"  # days against days, years against years: "since 2021" gives no day to clash with
     return None
 
 

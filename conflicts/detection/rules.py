@@ -427,6 +427,52 @@ _DATE_RE = re.compile(
     + "|".join(_MONTHS[:12])
     + r")\s+\d{4}|(?:19|20)\d{2})\b"
 )
+_MONTH_NUMBER = {name: next(n for n, full in enumerate(_MONTHS[:12], 1) if full[:3] == name[:3]) for name in _MONTHS}
+_ISO_DAY = re.compile(r"(\d{4})-(\d{2})-(\d{2})")
+_NAMED_DAY = re.compile(r"(?:([a-z]+)\.?\s+(\d{1,2})|(\d{1,2})(?:st|nd|rd|th)?\s+([a-z]+))\D*(\d{4})?")
+_MONTH_YEAR = re.compile(r"([a-z]+)\s+(\d{4})")
+# A date as the rules read it: how precise it is, and its month, day and year (0 where the text leaves it out).
+DateReading = tuple[str, int, int, int]
+
+
+def read_date(date: str) -> DateReading | None:
+    """One of ``RuleSignals.dates_a``: "6 October 2025" and "Oct 6" are days (10, 6, 2025 / 0), "October 2025" a
+    month, "2021" a year; None for a date whose month is not known ("3/4/25")."""
+    if m := _ISO_DAY.fullmatch(date):
+        return "day", int(m[2]), int(m[3]), int(m[1])
+    if (m := _MONTH_YEAR.fullmatch(date)) and m[1] in _MONTH_NUMBER:
+        return "month", _MONTH_NUMBER[m[1]], 0, int(m[2])
+    if (m := _NAMED_DAY.fullmatch(date)) and (m[1] or m[4]) in _MONTH_NUMBER:
+        return "day", _MONTH_NUMBER[m[1] or m[4]], int(m[2] or m[3]), int(m[5] or 0)
+    if date.isdigit():
+        return "year", 0, 0, int(date)
+    return None
+
+
+def dates_differ(dates_a: Iterable[str], dates_b: Iterable[str]) -> bool:
+    """Both sides give dates as precise as each other (days and days, …), and none of one side's is the other's.
+
+    "6 October" and "6 Oct 2025" are one day (a year left out is no other year); "since 2021" and "29 Sep" give
+    no date to compare. Dates whose month is not known compare as written.
+    """
+    read_a = [(_precision(r), d, r) for d in dates_a for r in [read_date(d)]]
+    read_b = [(_precision(r), d, r) for d in dates_b for r in [read_date(d)]]
+    return any(
+        not any(_same_date(x, rx, y, ry) for kx, x, rx in read_a if kx == kind for ky, y, ry in read_b if ky == kind)
+        for kind in {k for k, _, _ in read_a} & {k for k, _, _ in read_b}
+    )
+
+
+def _precision(reading: DateReading | None) -> str:
+    return reading[0] if reading else "as written"
+
+
+def _same_date(x: str, rx: DateReading | None, y: str, ry: DateReading | None) -> bool:
+    if rx is None or ry is None:
+        return x == y
+    return rx[1:3] == ry[1:3] and (not rx[3] or not ry[3] or rx[3] == ry[3])
+
+
 _VERSION_RE = re.compile(r"\b(?:v|version\s+|release\s+)?(\d+\.\d+(?:\.\d+)*(?:[a-z]+\d*)?)\b")
 _NUMBER_RE = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)*)\s*(%|[a-z]{1,7}\b)?")
 _WORD_NUMBERS = {

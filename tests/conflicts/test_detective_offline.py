@@ -270,12 +270,29 @@ def test_opposite_instructions_from_two_agents_are_an_ambiguity() -> None:
         ("smart_inbox is on for 5% of workspaces", "smart_inbox workspaces reply 11% faster", ("a", "b")),
         # different units
         ("Application logs are kept 90 days", "Audit logs are kept for 1 year", ("a", "b")),
+        # one day, written two ways
+        (
+            "The quarterly board pack is due on 6 October.",
+            "Quarterly board pack due 6 Oct; finance has the draft.",
+            ("a", "b"),
+        ),
+        # a year and a day: when something began, and when something happens
+        ("Dad has had type 2 diabetes since 2019.", "Dad's diabetes review is on Mon 29 Sep.", ("a", "b")),
     ],
 )
 def test_what_looks_like_a_value_clash_but_is_not(older: str, newer: str, agents: tuple[str, str]) -> None:
     story = [fact("f1", older, 0, scope="x", agent=agents[0]), fact("f2", newer, 20, scope="y", agent=agents[1])]
 
     assert flags(story, ALL_COMPATIBLE) == []
+
+
+def test_two_sources_giving_one_event_two_days_clash() -> None:
+    story = [
+        fact("f1", "The quarterly board pack is due on 6 October.", 0, "finance", "a"),
+        fact("f2", "The quarterly board pack is due on 13 October.", 20, "calendar", "b"),
+    ]
+
+    assert flags(story, ALL_COMPATIBLE) == [("ambiguity", ["f1", "f2"])]
 
 
 def test_two_sources_stating_different_limits_clash() -> None:

@@ -47,6 +47,24 @@ def test_it_reads_iso_dates_and_years() -> None:
     assert s.dates_a == ("2025-06-30",)
 
 
+@pytest.mark.parametrize(
+    ("older", "newer", "differ"),
+    [
+        ("The survey closes on 6 October.", "Survey closes 6 Oct 2025.", False),  # one day, spelled two ways
+        ("The survey closes on Sept. 3rd.", "The survey closes on 3 September.", False),
+        ("Priya has led the team since 2021.", "Team review with Priya on 29 Sep.", False),  # a year and a day
+        ("The launch is on March 24.", "The launch is on March 31.", True),
+        ("The contract ends on 2025-06-30.", "The contract ends on 2026-06-30.", True),
+        ("Signed on 2025-03-28.", "Signed on 3 Apr 2025.", True),
+        ("Budget set in October 2025.", "Budget set in November 2025.", True),
+    ],
+)
+def test_dates_differ_only_as_the_same_kind_of_date(older: str, newer: str, differ: bool) -> None:
+    signals = analyse(older, newer)
+
+    assert rules.dates_differ(signals.dates_a, signals.dates_b) is differ
+
+
 def test_it_flags_a_negation_flip() -> None:
     s = analyse("Never use tabs in Python files.", "Use tabs in Python files.")
     assert s.negation_flip
