@@ -69,7 +69,7 @@ eval-detection: install-dev
 		$(BIN)/python manage.py eval_chat --own training/data/$$f --no-decode || exit 1; done
 
 ## The story files' clear subjects as probe pairs, each replayed alone with its agents (training/story_pairs.py):
-## updates caught, and facts of another subject or later facts that retired one (about 6 minutes on 2 cores).
+## updates caught, and facts of another subject or later facts that retired one (about 8 minutes on 2 cores).
 eval-story-pairs: install-dev
 	@out=$$(mktemp); trap 'rm -f $$out' EXIT; \
 	for f in $(STORY_SETS); do echo "== $$f"; $(BIN)/python manage.py eval_probes --stories $$f >$$out || exit 1; \
