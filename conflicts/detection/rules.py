@@ -455,22 +455,29 @@ def dates_differ(dates_a: Iterable[str], dates_b: Iterable[str]) -> bool:
     "6 October" and "6 Oct 2025" are one day (a year left out is no other year); "since 2021" and "29 Sep" give
     no date to compare. Dates whose month is not known compare as written.
     """
-    read_a = [(_precision(r), d, r) for d in dates_a for r in [read_date(d)]]
-    read_b = [(_precision(r), d, r) for d in dates_b for r in [read_date(d)]]
+    by_a, by_b = _by_precision(dates_a), _by_precision(dates_b)
     return any(
-        not any(_same_date(x, rx, y, ry) for kx, x, rx in read_a if kx == kind for ky, y, ry in read_b if ky == kind)
-        for kind in {k for k, _, _ in read_a} & {k for k, _, _ in read_b}
+        not any(_same_date(x, y) for x in by_a[precision] for y in by_b[precision])
+        for precision in by_a.keys() & by_b.keys()
     )
 
 
-def _precision(reading: DateReading | None) -> str:
-    return reading[0] if reading else "as written"
+def _by_precision(dates: Iterable[str]) -> dict[str, list[tuple[str, DateReading | None]]]:
+    """Each date with its reading, grouped by how precise it is ("day", "month", "year", or "as written")."""
+    grouped: dict[str, list[tuple[str, DateReading | None]]] = {}
+    for written in dates:
+        reading = read_date(written)
+        grouped.setdefault(reading[0] if reading else "as written", []).append((written, reading))
+    return grouped
 
 
-def _same_date(x: str, rx: DateReading | None, y: str, ry: DateReading | None) -> bool:
-    if rx is None or ry is None:
-        return x == y
-    return rx[1:3] == ry[1:3] and (not rx[3] or not ry[3] or rx[3] == ry[3])
+def _same_date(x: tuple[str, DateReading | None], y: tuple[str, DateReading | None]) -> bool:
+    (x_text, x_reading), (y_text, y_reading) = x, y
+    if x_reading is None or y_reading is None:
+        return x_text == y_text
+    _, *x_day, x_year = x_reading
+    _, *y_day, y_year = y_reading
+    return x_day == y_day and (not x_year or not y_year or x_year == y_year)
 
 
 _VERSION_RE = re.compile(r"\b(?:v|version\s+|release\s+)?(\d+\.\d+(?:\.\d+)*(?:[a-z]+\d*)?)\b")
