@@ -32,6 +32,8 @@ FROZEN = {
     "chat-fresh-validation-2.txt": "b629e611ec2d7dc9bf616a91e2f06867516f70c6db9611dcff28da0aed5b7fd0",
     # 48 stories of a fourth blind batch, split by writer and frozen on 2026-11-30 (docs/DETECTION.md, thirteenth).
     "stories-fresh-validation-2.jsonl": "c24c089cf5158becdb5b6ddd8f231ffa29f1e158e1abe2046c211185b5e39aa4",
+    # 48 stories of a fifth blind batch, split by writer and frozen on 2026-11-30 (docs/DETECTION.md, fifteenth).
+    "stories-fresh-validation-3.jsonl": "30c64dd87f032fba5b380ad637bf8e26e887c454dd3829510c2e3864eb360271",
 }
 
 STORY = """
