@@ -625,12 +625,21 @@ _PREAMBLE = re.compile(
 # "Time to replace the tyres on the van.", "It's time for a new laptop": the idiom is no subject; what follows is.
 _TIME_TO = re.compile(r"^\s*(?:it['’]?s\s+)?(?:about\s+)?time\s+(?:to|for)\s+", re.IGNORECASE)
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+# A day named in full or by its usual short form ("Monday", "1 May 2026", "Sept 15"): "Marta" or "Decathlon" is none.
+_DAY = r"\d{1,2}(?:st|nd|rd|th)?"
+_MONTH_NAME = (
+    r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|"
+    r"nov(?:ember)?|dec(?:ember)?)\.?"
+)
+_WEEKDAY_NAME = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?"
+_DAY_NAMED = rf"(?:{_WEEKDAY_NAME}|(?:{_DAY}\s+{_MONTH_NAME}|{_MONTH_NAME}(?:\s+{_DAY})?)(?:\s+\d{{4}})?)(?![\w'’])"
 _LEADING_TIME = re.compile(
     r"^\s*(?:(?:from|since|as of|starting|until|after|before|by|in|on|last|next|this|every|each)\s+"
     r"(?:[\w'’-]+\s+){0,3}?(?:\w+)\s*,\s*|(?:from|as of|starting)\s+(?:next|this|last)\s+\w+\s+|"
-    # "From today heavy recovery is …", "From 15 Sept the skip cutoff is …": a start date, no comma after it.
-    rf"(?:from|as of|starting)\s+(?:today|tomorrow|\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}|{_MONTH}\s+\d{{1,2}}"
-    r"(?:st|nd|rd|th)?)\s+(?=[a-z])|"
+    # "From today heavy recovery is …", "From 15 Sept the skip cutoff is …", "From now on learners can …", "From
+    # January Leo sees …": a start, no comma after it.
+    rf"(?:from|as of|starting)\s+(?:today|tonight|tomorrow|now on|now|{_DAY_NAMED}(?:\s+(?:to|until)\s+{_DAY_NAMED})?)"
+    r"(?:\s+onwards?)?\s+(?=[a-z])|"
     r"(?:now|today|yesterday|currently|recently|lately|finally|also|so)\s*,?\s+)",
     re.IGNORECASE,
 )

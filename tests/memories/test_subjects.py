@@ -124,6 +124,13 @@ FACTS = [
     # A start date without a comma after it.
     ("From 1 March the skip cutoff is Tuesday.", "", "skip cutoff", ""),
     ("From today the on-call phone is with Ravi.", "", "on-call phone", "on-call"),
+    # … "now on", "tonight", a month or a weekday named in full or by its usual short form, a range of them …
+    ("From now on the team lunch is on Fridays.", "", "team lunch", "schedule"),
+    ("From tonight the nightly build runs on the new farm.", "", "nightly build", ""),
+    ("From January 2027 the gym membership is 45 euros a month.", "", "gym membership", "price"),
+    ("From Monday to Friday the front desk opens at 8.", "", "front desk", ""),
+    # … but a name that begins like a month is no start ("Marta", not "March").
+    ("From Marta the budget is frozen.", "", "from marta the budget", "budget"),
     # When a reminder or an alarm goes off is not what it is about.
     ("Reminder set for 3 May: the car insurance renewal is due on 20 May.", "", "car insurance renewal", "date"),
     ("Alarm set for 06:30: the user's flight to Porto leaves at 09:10.", "", "user", "flight to porto"),
