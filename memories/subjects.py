@@ -618,7 +618,11 @@ _PREAMBLE = re.compile(
     r"^\s*(?:(?:update|note|fyi|correction(?: to the previous entry)?|clarification|reminder|heads[- ]up|"
     r"actually|btw|ps|important|update on [^:]{1,40}|"
     # "Reminder set for 24 July: HMRC payment on account due …": when the reminder goes off, not its subject.
-    r"(?:reminder|alarm|alert|follow-up) (?:set|scheduled|booked) (?:for|on) (?:\d{1,2}:\d\d|[^:]){1,30})"
+    r"(?:reminder|alarm|alert|follow-up) (?:set|scheduled|booked) (?:for|on) (?:\d{1,2}:\d\d|[^:]){1,30}|"
+    # "Calendar: oven deep-clean …": where the entry is kept, not its subject (every calendar entry would be one
+    # subject). A date after it is the entry's: "Calendar 24 Nov: …".
+    r"(?:calendar(?: update| entry)?|diary)"
+    r"(?:,?\s+(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?\d{1,2}\s+[a-z]{3,9}\.?(?:\s+\d{4})?)?)"
     r"\s*[:,—–-]\s*)+",
     re.IGNORECASE,
 )
@@ -895,7 +899,8 @@ _SENTENCE_BREAK = re.compile(
 
 
 def _first_clause(text: str) -> str:
-    text = _STAMP.sub("", _PARENTHESES.sub("", text.strip()))
+    # A label before the stamp first ("Calendar: Tue 9 Sep 10:00 — ClearView windows"): the stamp then opens it.
+    text = _STAMP.sub("", _PREAMBLE.sub("", _PARENTHESES.sub("", text.strip())))
     # The first sentence: a fact's later sentences give reasons ("Reason: the cluster kept …").
     # Not after a title ("Dr. Moreau") or an abbreviation ("e.g. Redis").
     first = re.split(_SENTENCE_BREAK, text, maxsplit=1)[0]

@@ -134,6 +134,11 @@ FACTS = [
     # When a reminder or an alarm goes off is not what it is about.
     ("Reminder set for 3 May: the car insurance renewal is due on 20 May.", "", "car insurance renewal", "date"),
     ("Alarm set for 06:30: the user's flight to Porto leaves at 09:10.", "", "user", "flight to porto"),
+    # Nor is the calendar an entry is kept in, with its time stamp or without: every entry would be one subject.
+    ("Calendar: Tue 9 Sep 10:00 — window cleaner visits the flat.", "", "window cleaner", ""),
+    ("Calendar 24 Nov: renew the TLS certificate for the API.", "", "tls certificate", ""),
+    ("Calendar update: the school concert moved to 12 May.", "", "school concert", ""),
+    ("Calendar sync is broken on Android.", "", "calendar sync", "meeting schedule"),  # a calendar's own property
 ]
 
 
