@@ -614,21 +614,6 @@ _DETERMINERS = frozenset(
     ]
 )
 
-_PREAMBLE = re.compile(
-    r"^\s*(?:(?:update|note|fyi|correction(?: to the previous entry)?|clarification|reminder|heads[- ]up|"
-    r"actually|btw|ps|important|update on [^:]{1,40}|"
-    # "Reminder set for 24 July: HMRC payment on account due …": when the reminder goes off, not its subject.
-    r"(?:reminder|alarm|alert|follow-up) (?:set|scheduled|booked) (?:for|on) (?:\d{1,2}:\d\d|[^:]){1,30}|"
-    # "Calendar: oven deep-clean …": where the entry is kept, not its subject (every calendar entry would be one
-    # subject). A date after it is the entry's: "Calendar 24 Nov: …".
-    r"(?:calendar(?: update| entry)?|diary)"
-    r"(?:,?\s+(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?,?\s+)?\d{1,2}\s+[a-z]{3,9}\.?(?:\s+\d{4})?)?)"
-    r"\s*[:,—–-]\s*)+",
-    re.IGNORECASE,
-)
-# "Time to replace the tyres on the van.", "It's time for a new laptop": the idiom is no subject; what follows is.
-_TIME_TO = re.compile(r"^\s*(?:it['’]?s\s+)?(?:about\s+)?time\s+(?:to|for)\s+", re.IGNORECASE)
-_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 # A day named in full or by its usual short form ("Monday", "1 May 2026", "Sept 15"): "Marta" or "Decathlon" is none.
 _DAY = r"\d{1,2}(?:st|nd|rd|th)?"
 _MONTH_NAME = (
@@ -637,6 +622,22 @@ _MONTH_NAME = (
 )
 _WEEKDAY_NAME = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?"
 _DAY_NAMED = rf"(?:{_WEEKDAY_NAME}|(?:{_DAY}\s+{_MONTH_NAME}|{_MONTH_NAME}(?:\s+{_DAY})?)(?:\s+\d{{4}})?)(?![\w'’])"
+
+_PREAMBLE = re.compile(
+    r"^\s*(?:(?:update|note|fyi|correction(?: to the previous entry)?|clarification|reminder|heads[- ]up|"
+    r"actually|btw|ps|important|update on [^:]{1,40}|"
+    # "Reminder set for 24 July: HMRC payment on account due …": when the reminder goes off, not its subject.
+    r"(?:reminder|alarm|alert|follow-up) (?:set|scheduled|booked) (?:for|on) (?:\d{1,2}:\d\d|[^:]){1,30}|"
+    # "Calendar: oven deep-clean …": where the entry is kept, not its subject (every calendar entry would be one
+    # subject). A date after it is the entry's: "Calendar 24 Nov: …".
+    r"(?:calendar(?: update| entry)?|diary)"
+    rf"(?:,?\s+(?:{_WEEKDAY_NAME}\.?,?\s+)?{_DAY}\s+{_MONTH_NAME}(?:\s+\d{{4}})?)?)"
+    r"\s*[:,—–-]\s*)+",
+    re.IGNORECASE,
+)
+# "Time to replace the tyres on the van.", "It's time for a new laptop": the idiom is no subject; what follows is.
+_TIME_TO = re.compile(r"^\s*(?:it['’]?s\s+)?(?:about\s+)?time\s+(?:to|for)\s+", re.IGNORECASE)
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 _LEADING_TIME = re.compile(
     r"^\s*(?:(?:from|since|as of|starting|until|after|before|by|in|on|last|next|this|every|each)\s+"
     r"(?:[\w'’-]+\s+){0,3}?(?:\w+)\s*,\s*|(?:from|as of|starting)\s+(?:next|this|last)\s+\w+\s+|"
