@@ -50,7 +50,7 @@ bench: install
 
 # The shared evaluation data (shared/eval here, or beside the checkout as in CI).
 SHARED_EVAL ?= $(firstword $(wildcard shared/eval ../shared/eval))
-## Every figure issue 21's bar reads, summary lines only (validation sets are read as aggregates; about 15 minutes on 2 cores).
+## Every figure issue 21's bar reads, summary lines only (validation sets are read as aggregates; 10–15 minutes on 2 cores).
 STORY_SETS := $(SHARED_EVAL)/stories-dev.jsonl $(addprefix training/data/,stories-own-dev.jsonl \
 	stories-own-validation.jsonl stories-fresh-dev.jsonl stories-fresh-dev-2.jsonl stories-fresh-dev-3.jsonl \
 	stories-fresh-dev-4.jsonl stories-fresh-dev-5.jsonl stories-fresh-validation.jsonl stories-fresh-validation-2.jsonl \
@@ -70,7 +70,7 @@ eval-detection: install-dev
 		$(BIN)/python manage.py eval_chat --own training/data/$$f --no-decode || exit 1; done
 
 ## The story files' clear subjects as probe pairs, each replayed alone with its agents (training/story_pairs.py):
-## updates caught, and facts of another subject or later facts that retired one (about 10 minutes on 2 cores).
+## updates caught, and facts of another subject or later facts that retired one (about 7 minutes on 2 cores).
 eval-story-pairs: install-dev
 	@out=$$(mktemp); trap 'rm -f $$out' EXIT; \
 	for f in $(STORY_SETS); do echo "== $$f"; $(BIN)/python manage.py eval_probes --stories $$f >$$out || exit 1; \
