@@ -148,7 +148,15 @@ class StoryReport:
     def wrong_by_path(self) -> dict[str, int]:
         """Wrong automatic decisions per reading that made them: where they come from, as counts only (so a
         validation set says which path errs without a story being read)."""
-        paths = [d.path for o in self.outcomes for d in o.decisions if d.wrong]
+        return self._by_path(wrong_only=True)
+
+    def made_by_path(self) -> dict[str, int]:
+        """Every automatic decision per reading that made it, right or wrong: what a path's wrong ones cost
+        against what it does (counts only, like :meth:`wrong_by_path`)."""
+        return self._by_path(wrong_only=False)
+
+    def _by_path(self, *, wrong_only: bool) -> dict[str, int]:
+        paths = [d.path for o in self.outcomes for d in o.decisions if d.wrong or not wrong_only]
         return {path: paths.count(path) for path in sorted(set(paths))}
 
     def by_rule(self) -> dict[str, dict[str, int]]:
@@ -189,7 +197,8 @@ class StoryReport:
             "current_truth_accuracy": round(
                 sum(o.current_correct for o in self.outcomes) / current_total if current_total else 1.0, 4
             ),
-            "automatic": self.automatic() | {"wrong_by_path": self.wrong_by_path()},
+            "automatic": self.automatic()
+            | {"made_by_path": self.made_by_path(), "wrong_by_path": self.wrong_by_path()},
             "by_rule": self.by_rule(),
             "per_story": {
                 o.story_id: {

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from conflicts.detection.verdict import CORRECTION, Relation, Verdict
+from conflicts.detection.verdict import CORRECTION, LEFT_BEHIND, Relation, Verdict
 from conflicts.services import conflict_resolve
 from memories.audit import Actor
 from tests.memories.recall_helpers import day, remember
@@ -64,6 +64,7 @@ def test_it_prints_the_readme_json_shape_and_scores_the_fixture() -> None:
         "unlabelled": 2,
         "settled_dispute": 0,
         "stories_with_wrong": 0,
+        "made_by_path": {CORRECTION: 1, LEFT_BEHIND: 1},  # the explicit correction; the broker left behind
         "wrong_by_path": {},
     }
     assert report["per_story"]["s1"] == {
@@ -139,9 +140,11 @@ def test_a_supersede_that_retires_a_current_fact_is_counted_wrong(tmp_path: Path
 
     # Which reading made it, as a count a frozen set may be read for: the correction rule.
     assert report["automatic"]["wrong_by_path"] == {CORRECTION: 1}
+    assert report["automatic"]["made_by_path"] == {CORRECTION: 1}
 
     text = run(str(path), "--verbose")
     assert "automatic  1 supersedes (1 wrong), 0 merges (0 wrong): 1 retired a current fact, 1 across subjects" in text
+    assert f"made by    {CORRECTION} 1" in text
     assert f"wrong by   {CORRECTION} 1" in text
     assert "   automatic: f1 superseded by f2: WRONG: retired a current fact, across subjects" in text
 

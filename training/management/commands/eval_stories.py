@@ -64,9 +64,9 @@ class Command(BaseCommand):
             f"{auto['stories_with_wrong']} stories with a wrong one; {auto['settled_dispute']} settled a dispute "
             "the story wants asked"
         )
-        if auto["wrong_by_path"]:
-            paths = ", ".join(f"{path} {count}" for path, count in auto["wrong_by_path"].items())
-            self.stdout.write(f"wrong by   {paths}")
+        for label, counts in (("made by ", auto["made_by_path"]), ("wrong by", auto["wrong_by_path"])):
+            if counts:
+                self.stdout.write(f"{label}   " + ", ".join(f"{path} {count}" for path, count in counts.items()))
         if options["by_rule"]:
             for rule, counts in summary["by_rule"].items():
                 self.stdout.write(
