@@ -120,7 +120,7 @@ _ATTRIBUTE_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"\bqueue\b|\bbroker\b|\brabbitmq\b|\bsqs\b|\bkafka\b|\bredis\b|\bcelery\b", "job queue"),
     (
         r"\bvegetarian\b|\bvegan\b|\bpescatarian\b|\beats? (?:meat|fish|steak|beef|pork|chicken|bacon|burgers?)\b"
-        r"|\bdiet\b|\bgluten\b|\ballerg",
+        r"|\bdiet\b|\bgluten\b",
         "diet",
     ),
     (r"\b(?:drinks?|drinking|teetotal|sober|alcohol|beer|wine)\b", "drinking"),
@@ -189,6 +189,33 @@ _ATTRIBUTE_PATTERNS: tuple[tuple[str, str], ...] = (
     ),
 )
 _ATTRIBUTE_RES = tuple((re.compile(p, re.IGNORECASE), a) for p, a in _ATTRIBUTE_PATTERNS)
+
+# An allergy is its allergen's: "Noor has a sesame allergy." and "Noor's egg allergy has resolved." are two of her
+# properties, and neither is her diet ("The user is vegan."). "allergic to cats" names the allergen after.
+_ALLERGY = re.compile(
+    r"\b(?:(?P<before>[a-z][a-z-]*)\s+)?allerg(?:y|ies)\b"
+    r"|\ballergic\s+to\s+(?:(?:the|all|any|some|most)\s+)?(?P<after>[a-z][a-z-]*)",
+    re.IGNORECASE,
+)
+# Words before "allergy" that name no allergen.
+_NO_ALLERGEN_WORDS = (
+    "a an the her his their my our your its no any this that severe mild known new serious food suspected "
+    "confirmed possible life-threatening bad has have had having with of for and or is are was were got gets "
+    "developed developing other multiple several seasonal"
+)
+_NO_ALLERGEN = frozenset(_NO_ALLERGEN_WORDS.split())
+
+
+def _allergy(text: str) -> str:
+    """ "sesame allergy", "cat allergy", or "allergy" where none is named; "" when ``text`` names no allergy."""
+    found = ""
+    for match in _ALLERGY.finditer(text):
+        allergen = (match.group("before") or match.group("after") or "").lower()
+        if allergen and allergen not in _NO_ALLERGEN:
+            return f"{singular(allergen)} allergy"
+        found = "allergy"
+    return found
+
 
 # A number's unit → attribute ("200 seats" → seat count).
 _UNIT_ATTRIBUTES = {
@@ -1314,6 +1341,8 @@ def _attribute_from(predicate: str, owned: str) -> str:
     """The property a predicate speaks of: the lexicon, a number's unit, else what the subject owned."""
     if owned:
         return canonical_attribute(owned)
+    if allergy := _allergy(predicate):
+        return allergy
     for pattern, attribute in _ATTRIBUTE_RES:
         if pattern.search(predicate):
             return attribute
@@ -1436,6 +1465,8 @@ def attributes_agree(a: str, b: str) -> bool | None:
     if a == b:
         return True
     canon_a, canon_b = canonical_attribute(a), canonical_attribute(b)
+    if "allergy" in (canon_a, canon_b) and canon_a.endswith("allergy") and canon_b.endswith("allergy"):
+        return None  # an allergy and the egg allergy: perhaps one, perhaps not
     return _one_kind_of_schedule(canon_a) == _one_kind_of_schedule(canon_b)
 
 
@@ -1478,6 +1509,8 @@ def canonical_attribute(attribute: str) -> str:
     words = attribute.lower().replace("_", " ")
     if _qualifier_phrase(words):
         return words  # "seat request form", "phone plan": the form and the plan, not seats or a phone
+    if words.endswith(("allergy", "allergies")):
+        return _allergy(words)  # "egg allergy"; an "allergy medication" is a medication
     for pattern, name in _ATTRIBUTE_RES:
         if pattern.search(words):
             return name

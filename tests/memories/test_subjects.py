@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from memories.subjects import (
+    Agreement,
     Subject,
     about_the_speaker,
     another_thing_by_a_shared_word,
@@ -290,6 +291,33 @@ def test_one_day_is_an_event_not_a_schedule() -> None:
     assert subject_of("Safa baked bread by herself on Saturday.").attribute == ""
     assert subject_of("Piano lessons moved to Tuesday and Friday.").attribute == "schedule"
     assert subject_of("Bins go out every Monday.").attribute == "schedule"
+
+
+@pytest.mark.parametrize(
+    ("text", "attribute"),
+    [
+        ("Jonas has a shellfish allergy.", "shellfish allergy"),
+        ("Jonas's shellfish allergy was confirmed by the clinic.", "shellfish allergy"),
+        ("The user is allergic to wasp stings.", "wasp allergy"),
+        ("Priya has allergies.", "allergy"),
+        ("Priya has a severe allergy.", "allergy"),
+        ("The user's allergy medication is cetirizine.", "allergy medication"),  # a medication, not an allergy
+        ("The user is vegetarian.", "diet"),
+    ],
+)
+def test_an_allergy_is_its_allergens_and_no_diet(text: str, attribute: str) -> None:
+    assert subject_of(text).attribute == attribute
+
+
+def test_two_allergies_of_one_person_are_two_properties() -> None:
+    shellfish = subject_of("Jonas has a shellfish allergy.")
+    kiwi = subject_of("Jonas's kiwi allergy has cleared up.")
+
+    assert subjects_agree(shellfish, kiwi) == Agreement(entity=True, attribute=False)
+    # … and neither is the diet; an allergy without its allergen may be either.
+    assert subjects_agree(shellfish, subject_of("Jonas is vegan now.")).attribute is False
+    assert subjects_agree(shellfish, subject_of("Jonas has allergies.")).attribute is None
+    assert subjects_agree(shellfish, subject_of("Jonas's shellfish allergy is mild.")).same
 
 
 def test_a_record_called_a_single_is_no_relationship_status() -> None:
