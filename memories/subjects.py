@@ -468,7 +468,7 @@ def _inflections(base: str) -> set[str]:
         forms |= {base + "s", base + "d", base[:-1] + "ing"}
     elif base.endswith("y") and len(base) > 2 and base[-2] not in "aeiou":
         forms |= {base[:-1] + "ies", base[:-1] + "ied", base + "ing"}
-    elif base.endswith(("s", "sh", "ch", "x", "z")):
+    elif base.endswith(("s", "sh", "ch", "x", "z", "o")):  # "goes"
         forms |= {base + "es", base + "ed", base + "ing"}
     else:
         forms |= {base + "s", base + "ed", base + "ing"}
@@ -1308,9 +1308,11 @@ def _reads_as_noun(tokens: list[str], index: int) -> bool:
     if index == 0 and _past_tense_after_nouns(tokens):
         return True  # "Cache flushed at 10:00", "Smoke alarm batteries replaced in February": nouns, then their verb
     if following[0] in _VERBS and following[0] not in ("to", "back"):
-        # … unless a past tense takes a word in -ing as its object: "The user switched running shoes to Hoka".
-        past = lexicon().get(tokens[index].lower()) in ("VBD", "VBN") or tokens[index].lower() in _IRREGULAR
-        return not (following[0].endswith("ing") and past)
+        # … unless a past tense takes a word in -ing as its object: "The user switched running shoes to Hoka",
+        # or a verb in -s after its subject does: "The user goes running", "Priya enjoys cycling".
+        tag = lexicon().get(tokens[index].lower())
+        verb = tag in ("VBD", "VBN") or tokens[index].lower() in _IRREGULAR or (index > 0 and tag == "VBZ")
+        return not (following[0].endswith("ing") and verb)
     if following[0] in ("now", "still", "also", "currently", "just") and len(following) > 1:
         # "API gateway logs now go to Loki": a noun, an adverb, then its verb.
         return following[1] in _VERBS or _lexicon_verb(following[1], tokens[index])

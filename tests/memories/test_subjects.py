@@ -483,3 +483,17 @@ def test_what_someones_belonging_does(text: str, verb: str) -> None:
 )
 def test_a_fact_that_states_several_things(text: str, several: bool) -> None:
     assert states_several_things(text) is several
+
+
+@pytest.mark.parametrize(
+    ("text", "entity", "attribute"),
+    [
+        ("The user goes running on Sundays.", "user", "exercise"),
+        ("Priya likes swimming.", "priya", "exercise"),
+        ("Maya enjoys cycling at weekends.", "maya", "exercise"),
+        ("Sam hates flying.", "sam", ""),
+        ("The user's running shoes are Hoka.", "user", "running shoes"),  # a possessive's thing stays a noun
+    ],
+)
+def test_a_verb_in_s_before_a_word_in_ing_ends_the_subject(text: str, entity: str, attribute: str) -> None:
+    assert subject_of(text) == Subject(entity, attribute, "text")
