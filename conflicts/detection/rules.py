@@ -390,6 +390,7 @@ CHANGE_MARKERS = (
     "cut to",
     "loosened to",
     "tightened to",
+    "resized",
 )
 # Words of novelty announce a change only weakly: "I was thinking about a new job but honestly I'm happy
 # where I am." speaks of a new job and changes none; "Kelsey's Civic got a new battery." changes no value
@@ -544,13 +545,24 @@ def correction_marker(text: str) -> str | None:
 
 def change_markers(text: str) -> set[str]:
     """The words of change a statement uses ("switched", "went up to", "renewed"); not "left" after an amount,
-    which is what remains ("the $400 left in the budget", "two weeks left", "nothing left")."""
+    which is what remains ("the $400 left in the budget", "two weeks left", "nothing left"). A move with its
+    object between reads "moved to" ("Moved the standup to 10:00", "moved Priya's 1:1 to Thursday")."""
     low = text.lower()
-    return {
+    found = {
         match.group(1)
         for match in _CHANGE_RE.finditer(low)
         if not (match.group(1) == "left" and _AMOUNT_BEFORE.search(low[: match.start()]))
     }
+    if _MOVED_SOMETHING_TO.search(low):
+        found.add("moved to")
+    return found
+
+
+# "moved the standup to", "moved the user's phone plan over to": up to four words of object, then where it went.
+_MOVED_SOMETHING_TO = re.compile(
+    r"\bmoved\s+(?!(?:to|from|back|into|over|in|out|on|up|down|off)\b)(?:(?!(?:and|but|or|then|so|fast|quickly)\b)[\w'’:#./-]+\s+){1,4}?"
+    r"(?:over\s+to|back\s+to|to|into|onto)\b"
+)
 
 
 # What ends right before a "left" that means remaining: a figure, a figure and its unit, or a word of quantity.

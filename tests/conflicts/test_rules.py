@@ -337,3 +337,22 @@ def test_a_statement_that_adds_without_moving_anything(text: str, adds: bool) ->
 )
 def test_a_statement_of_change_that_says_part_of_what_held_stays(text: str, keeps: bool) -> None:
     assert rules.keeps_part(text) is keeps
+
+
+@pytest.mark.parametrize(
+    ("text", "moved"),
+    [
+        ("Moved the user's phone plan to giffgaff.", True),
+        ("We moved the standup to 10:00.", True),
+        ("Priya moved the 1:1 over to Thursdays.", True),
+        ("The user moved to Berlin.", True),
+        ("They moved in together.", False),
+        ("Moved fast and broke things to get there.", False),  # no object moved anywhere
+    ],
+)
+def test_a_move_with_its_object_between_marks_a_change(text: str, moved: bool) -> None:
+    assert ("moved to" in change_markers(text)) is moved
+
+
+def test_a_resize_marks_a_change() -> None:
+    assert analyse("Staging DB: db.t3.medium.", "Staging DB resized to db.t3.large.").change_markers_b == ("resized",)
