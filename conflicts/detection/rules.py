@@ -560,7 +560,8 @@ def change_markers(text: str) -> set[str]:
 
 # "moved the standup to", "moved the user's phone plan over to": up to four words of object, then where it went.
 _MOVED_SOMETHING_TO = re.compile(
-    r"\bmoved\s+(?!(?:to|from|back|into|over|in|out|on|up|down|off)\b)(?:(?!(?:and|but|or|then|so|fast|quickly)\b)[\w'’:#./-]+\s+){1,4}?"
+    r"\bmoved\s+(?!(?:to|from|back|into|over|in|out|on|up|down|off)\b)"  # not "moved to", "moved in": a particle
+    r"(?:(?!(?:and|but|or|then|so|fast|quickly)\b)[\w'’:#./-]+\s+){1,4}?"  # the object: no second clause, no manner
     r"(?:over\s+to|back\s+to|to|into|onto)\b"
 )
 
