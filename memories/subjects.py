@@ -917,7 +917,15 @@ def _person_like(entity: str, subject_words: list[str]) -> bool:
         return True
     if not subject_words or subject_words[0].lower() in _DETERMINERS:
         return False
+    if len(subject_words) == 1 and _activity(subject_words[0]):
+        return False  # "Paging moved from Opsgenie to PagerDuty": an activity opens the fact, not a name
     return all(word[0].isupper() for word in subject_words if word[0].isalpha())
+
+
+def _activity(word: str) -> bool:
+    """A word in -ing the word list knows as a common noun or gerund ("paging", "billing", "hosting")."""
+    low = word.lower()
+    return low.endswith("ing") and lexicon().get(low, "") in ("NN", "VBG")
 
 
 _SENTENCE_BREAK = re.compile(

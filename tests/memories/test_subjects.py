@@ -497,3 +497,16 @@ def test_a_fact_that_states_several_things(text: str, several: bool) -> None:
 )
 def test_a_verb_in_s_before_a_word_in_ing_ends_the_subject(text: str, entity: str, attribute: str) -> None:
     assert subject_of(text) == Subject(entity, attribute, "text")
+
+
+@pytest.mark.parametrize(
+    ("text", "attribute"),
+    [
+        ("Paging moved from Opsgenie to PagerDuty.", "on-call"),  # an activity has no home city
+        ("Billing moved to Stripe in May.", ""),
+        ("Nora moved to Leeds.", "home city"),  # a name does
+        ("Tom Reyes moved to Lisbon in May.", "home city"),
+    ],
+)
+def test_a_lone_opening_word_in_ing_is_an_activity_not_a_name(text: str, attribute: str) -> None:
+    assert subject_of(text).attribute == attribute
