@@ -44,7 +44,7 @@ import snowballstemmer
 from django.conf import settings
 from django.contrib.postgres.search import SearchQuery, SearchRank
 from django.db import connection, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q, QuerySet
+from django.db.models import Count, Exists, ExpressionWrapper, F, FloatField, OuterRef, Q, QuerySet, Value
 from pgvector.django import CosineDistance
 
 from conflicts.detection import classifier
@@ -132,6 +132,10 @@ COMMON_LEXEME_MIN_FACTS = 300
 HISTORY_QUESTIONS = True
 LATEST_QUESTIONS = True
 STATISTICS_TTL = 600.0  # seconds; ANALYZE and autovacuum refresh the statistics behind them
+# A workspace of at most this many live facts is searched exactly, not through the HNSW index: a filtered index
+# scan walks the whole table's graph, and for a small workspace among many (or many dead) rows it can stop
+# (hnsw.max_scan_tuples) before it meets the workspace's facts. Reading them all costs a few milliseconds.
+EXACT_SEARCH_FACTS = 2_000
 
 Mode = Literal["semantic", "hybrid"]
 LexicalBackend = Literal["local_bm25", "postgres"]
@@ -307,7 +311,8 @@ def ranked_pool(
         # (recency within a subject). Without recency (semantic mode, or a recency weight of 0) their
         # vectors are read later, for the diversity step only: the newer-first step before it compares
         # no vectors there, as it never has (docs/RECALL.md, step 5).
-        candidates = _vector_candidates(base, query_vector, pool_size, with_vectors=weights.recency > 0)
+        exact = _workspace_size(workspace) <= EXACT_SEARCH_FACTS
+        candidates = _vector_candidates(base, query_vector, pool_size, with_vectors=weights.recency > 0, exact=exact)
         if weights.lexical > 0:
             for memory in _lexical_candidates(base, lexical_query.query, pool_size, query_vector):
                 candidates.setdefault(memory.pk, memory)
@@ -434,13 +439,13 @@ def _indexed_rows() -> int:
 
 
 def _vector_candidates(
-    base: QuerySet[Memory], vector: np.ndarray[Any, Any], pool_size: int, *, with_vectors: bool
+    base: QuerySet[Memory], vector: np.ndarray[Any, Any], pool_size: int, *, with_vectors: bool, exact: bool
 ) -> dict[uuid.UUID, Memory]:
-    qs = (
-        base.filter(embedding__isnull=False)
-        .annotate(distance=CosineDistance("embedding", vector))
-        .order_by("distance")[:pool_size]
-    )
+    distance: Any = CosineDistance("embedding", vector)
+    if exact:
+        # Not the bare operator, so the planner cannot serve the order from the HNSW index (EXACT_SEARCH_FACTS).
+        distance = ExpressionWrapper(distance * Value(1.0), output_field=FloatField())
+    qs = base.filter(embedding__isnull=False).annotate(distance=distance).order_by("distance")[:pool_size]
     if not with_vectors:
         return {m.pk: m for m in qs.defer("embedding")}
     # In binary (memories/vectors.py): the top hits are compared with each other, and nearly all of them
