@@ -746,10 +746,16 @@ VARIANTS: dict[str, tuple[bool, dict[str, Any]]] = {
     "postgres": (True, {"lexical_backend": "postgres"}),
     "semantic": (True, {"mode": "semantic"}),
     "no_lookup_reads": (True, {}),
+    "index_search": (True, {}),
 }
-# Variants that switch one of recall's steps off (a module flag of recall/hybrid.py) instead of passing an option:
-# the slot reader's reading of a bare subject lookup's first hits (41 of the 200 questions are such look-ups).
-STEP_OFF = {"no_lookup_reads": "LOOKUP_PAIRS_READ"}
+# Variants that change a module setting of recall/hybrid.py for their call instead of passing an option: the slot
+# reader's reading of a bare subject lookup's first hits off (41 of the 200 questions are such look-ups), and the
+# vector search through the HNSW index at every size (recall reads a workspace of at most EXACT_SEARCH_FACTS live
+# facts exactly; at or below that size this variant shows what the index would cost instead).
+STEP_SETTING: dict[str, tuple[str, object]] = {
+    "no_lookup_reads": ("LOOKUP_PAIRS_READ", False),
+    "index_search": ("EXACT_SEARCH_FACTS", 0),
+}
 
 
 def time_variants(workspace: Workspace, texts: Sequence[str], vectors: Vectors) -> tuple[list[float], dict[str, Timed]]:
@@ -762,9 +768,10 @@ def time_variants(workspace: Workspace, texts: Sequence[str], vectors: Vectors) 
         embed.append((time.perf_counter() - started) * 1000)
         for name, (given, options) in VARIANTS.items():
             query = RecallQuery(query=text, **options)
-            step = STEP_OFF.get(name)
-            if step:
-                setattr(hybrid, step, False)
+            setting = STEP_SETTING.get(name)
+            if setting:
+                saved = getattr(hybrid, setting[0])
+                setattr(hybrid, setting[0], setting[1])
             # Every variant reads a look-up's pairs afresh: the worst case, a subject nobody asked about before.
             classifier.forget_readings()
             try:
@@ -772,8 +779,8 @@ def time_variants(workspace: Workspace, texts: Sequence[str], vectors: Vectors) 
                 hits = recall(workspace=workspace, query=query, query_vector=vectors[i] if given else None)
                 out[name].ms.append((time.perf_counter() - started) * 1000)
             finally:
-                if step:
-                    setattr(hybrid, step, True)
+                if setting:
+                    setattr(hybrid, setting[0], saved)
             out[name].hits.append([h.memory.pk for h in hits])
     return embed, out
 
@@ -1282,7 +1289,7 @@ def report(
     print()
     print("Latency (ms, p50 / p95)")
     headers = ["memories", "embed query", "recall incl. embedding", "recall, vector given", "same, no touch"]
-    headers += ["postgres lexical", "semantic", "vector given, no look-up reads"]
+    headers += ["postgres lexical", "semantic", "vector given, no look-up reads", "vector given, HNSW index"]
     if any(r.http for r in results):
         headers += ["HTTP server (Server-Timing)", "HTTP client"]
     rows_out: list[list[str]] = []

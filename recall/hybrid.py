@@ -134,8 +134,8 @@ LATEST_QUESTIONS = True
 STATISTICS_TTL = 600.0  # seconds; ANALYZE and autovacuum refresh the statistics behind them
 # A workspace of at most this many live facts is searched exactly, not through the HNSW index: a filtered index
 # scan walks the whole table's graph, and for a small workspace among many (or many dead) rows it can stop
-# (hnsw.max_scan_tuples) before it meets the workspace's facts. Reading them all is expected to cost a few
-# milliseconds; not yet measured (docs/BENCHMARKS.md).
+# (hnsw.max_scan_tuples) before it meets the workspace's facts. At 2,000 facts reading them all measured as fast
+# as the index (docs/BENCHMARKS.md, 2026-12-01).
 EXACT_SEARCH_FACTS = 2_000
 
 Mode = Literal["semantic", "hybrid"]
