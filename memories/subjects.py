@@ -694,6 +694,19 @@ _REPORTED = re.compile(
     r"(?P<rest>(?:they|he|she|it|we|i)\b.*)$",
     re.IGNORECASE,
 )
+# "User says Marco is moving to Turin", "Ana says the VP Eng package is now …": a short speaker (one or two words,
+# perhaps after "the"), a verb of saying, then a clause with a subject of its own (a name or a noun phrase, not a
+# pronoun, a preposition, a time or a thank-you: `_a_clause_of_its_own`): the fact is about what is said.
+_REPORTED_CLAUSE = re.compile(
+    r"^(?P<who>(?:the\s+)?[\w'’.-]+(?:\s+[\w'’.-]+)?)\s+(?:says|said|mentions|mentioned|tells us|told us)\s+"
+    r"(?:that\s+)?(?P<rest>(?:the\s+|a\s+|an\s+|our\s+)?[\w'’.-]+\b.*)$",
+    re.IGNORECASE,
+)
+_NOT_A_CLAUSE_OPENING_WORDS = (  # noqa: SIM905 - a word list reads better as text
+    "they he she it we i you their his her its my your this next last from in on at by after before since until "
+    "starting as of for when if once every each thanks thank hello hi sorry yes no ok okay"
+).split()
+_NOT_A_CLAUSE_OPENING = frozenset(_NOT_A_CLAUSE_OPENING_WORDS)
 _INVERTED_COPULA = re.compile(
     r"^(?:is|are|was|were)\s+(?:now\s+|still\s+)?(?:our|the|their|his|her|its|my)\s+"
     r"(?P<attr>[\w\s-]{2,40}?)\s+(?:at|of|for|on)\s+(?:the\s+)?(?P<entity>.+)$",
@@ -768,6 +781,10 @@ def _read(text: str) -> tuple[str, str]:
     if reported:
         reporter = normalise_entity(reported.group("who"))
         sentence = reported.group("rest")
+    else:
+        said = _REPORTED_CLAUSE.match(sentence)
+        if said and _a_clause_of_its_own(said.group("rest")):
+            sentence = said.group("rest")
     labelled = _LABELLED.match(sentence)
     if labelled:
         value_tokens = _TOKEN.findall(labelled.group("value"))
@@ -857,6 +874,15 @@ def _read(text: str) -> tuple[str, str]:
     if not attribute and predicate_words and (predicate_words[0][0].isdigit() or predicate_words[0] in "€$£"):
         attribute = "value"  # "Node 22 now", "Weekly active teams 4,480": the subject's figure
     return entity, attribute
+
+
+def _a_clause_of_its_own(words: str) -> bool:
+    """Whether what follows a verb of saying has a subject and a verb of its own."""
+    tokens = _TOKEN.findall(words)
+    if not tokens or tokens[0].lower() in _NOT_A_CLAUSE_OPENING or _LEADING_TIME.match(words):
+        return False
+    split = _subject_end(tokens)
+    return 0 < split < len(tokens) and split <= 6
 
 
 # "switched running shoes to Hoka", "changed the standup to 10:00": the subject changed a thing of theirs.

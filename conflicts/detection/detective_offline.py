@@ -551,6 +551,8 @@ def _values_returned(
             continue  # "Emergency fund goal: 10,000" and "savings target raised to 800": two subjects
         if _many_properties(a) and attributes_agree(_attribute(a), _attribute(b)) is not True:
             continue  # "Marta joined the chess club at Fairview Library" / "Marta's Lichess rating rose to 1235"
+        if _read_as_two_subjects(a, b):
+            continue  # "VP Eng shortlist … invoice sent" / "the VP Eng package is now …": two things' two properties
         if change.similarity < LINK_COSINE:
             continue  # B must be about what A is about, not only of one scope (a chat's facts all share one)
         values_a, words_b = _values(a.text), _words(b.text)
@@ -761,6 +763,12 @@ def _entities_apart(a: StoryFact, b: StoryFact) -> bool:
     words_a = {singular(w) for w in _entity(a).split() if w not in rules.STOPWORDS}
     words_b = {singular(w) for w in _entity(b).split() if w not in rules.STOPWORDS}
     return bool(words_a) and bool(words_b) and not words_a & words_b
+
+
+def _read_as_two_subjects(a: StoryFact, b: StoryFact) -> bool:
+    """The subject reader reads the two facts as two things (their entities do not agree) and as two properties
+    (both attributes known, and different): B changes something else, whatever words the entities share."""
+    return entities_agree(_entity(a), _entity(b)) is False and attributes_agree(_attribute(a), _attribute(b)) is False
 
 
 def _many_properties(fact: StoryFact) -> bool:

@@ -454,6 +454,28 @@ def test_a_person_named_again_after_an_unrelated_event_is_no_return() -> None:
     assert flags(story, ALL_COMPATIBLE) == []
 
 
+def test_two_things_sharing_a_name_each_with_its_own_property_are_no_return() -> None:
+    # The shortlist (its invoice) and the package (its figures) are two things of one search: the package's change
+    # drops the shortlist's "4" and "Marlow" only by speaking of something else, and the offer names them again.
+    story = [
+        fact("f1", "VP Product shortlist of 4 presented to Marlow CEO Ines Duarte; invoice 2/3 sent (EUR 16,000).", 0),
+        fact(
+            "f2",
+            "Ines says the VP Product package is now EUR 190k base plus 0.5% equity; the retained fee gets trued up"
+            " on the last invoice.",
+            21,
+        ),
+        fact(
+            "f3",
+            "Offer accepted by Tom Reyes, VP Product at Marlow, start 4 Jan; final invoice EUR 25,000 (EUR 57k total"
+            " less EUR 32k already billed).",
+            49,
+        ),
+    ]
+
+    assert flags(story, ALL_COMPATIBLE) == []
+
+
 def test_an_addition_keeps_what_was_there() -> None:
     story = [
         fact("f1", "Reports export to PDF and DOCX", 0, scope="reports", agent="pm"),

@@ -115,6 +115,13 @@ FACTS = [
     ("We moved the team calendar to Outlook.", "", "team calendar", ""),
     ("We now migrated invoicing to Xero.", "", "invoicing", ""),
     ("We moved to a bigger office.", "", "team", "work location"),
+    # What someone says about another with a subject of its own is about that subject …
+    ("User says Marco is moving to Turin in June.", "", "marco", "home city"),
+    ("Priya said the standup moves to 10:00.", "", "standup", "meeting schedule"),
+    # … not a pronoun's, a time's or a thank-you's: those stay the speaker's.
+    ("User says their Italian is about B1.", "", "user", "language"),
+    ("User says from next week she works nights.", "", "user", ""),
+    ("User said thanks for the gift ideas.", "", "user", ""),
     # The reported "they" and its auxiliary written as one word are still the one reported and a verb.
     ("The user says they're moving to Porto in June.", "", "user", "home city"),
     ("User says they've moved to Lyon.", "", "user", "home city"),
