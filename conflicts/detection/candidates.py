@@ -114,6 +114,7 @@ def one_thing(a: Memory, b: Memory) -> bool:
     return (
         entities_agree(a.subject_entity, b.subject_entity) is True
         and not names_a_person(a.subject_entity)
+        and not names_a_person(b.subject_entity)
         and without_speaker(a.text) == a.text
         and without_speaker(b.text) == b.text
     )

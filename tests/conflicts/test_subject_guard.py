@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conflicts.detection.candidates import NEIGHBOUR_MIN_COSINE, candidates_for
+from conflicts.detection.candidates import NEIGHBOUR_MIN_COSINE, candidates_for, one_thing
 from conflicts.detection.pipeline import detect_and_resolve
 from conflicts.detection.verdict import Relation
 from conflicts.models import ConflictCard
@@ -180,3 +180,15 @@ def test_a_greeting_never_marks_a_fact_contradicted(workspace: Workspace, text: 
 
     assert set(Memory.objects.values_list("reliability", flat=True)) == {"reliable"}
     assert not ConflictCard.objects.exists()
+
+
+def test_a_misread_subject_that_begins_with_the_user_is_not_one_thing_with_the_user() -> None:
+    # "User says from this month she …" read as a phrase that starts with "user": it agrees with "user" by its first
+    # word, but the user is a person, whichever of the two facts names them.
+    garbled = Memory(
+        text="User says from this month she walks to work.", subject_entity="user says from this month she"
+    )
+    plain = Memory(text="The user cycles to work.", subject_entity="user")
+
+    assert not one_thing(plain, garbled)
+    assert not one_thing(garbled, plain)
