@@ -1,10 +1,12 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 
 from tests.factories import WorkspaceFactory, agent_key_for
 from workspaces.models import AgentKey, Workspace
@@ -105,3 +107,20 @@ def _fresh_common_lexemes() -> None:
     from recall import hybrid as recall
 
     recall._statistics.clear()
+
+
+# The longest a test that counts requests against the rate limit takes, with room to spare.
+RATE_TEST_SECONDS = 10.0
+
+
+@pytest.fixture
+def within_one_rate_window() -> None:
+    """Start where the next few seconds fall in one rate window.
+
+    The API's rate windows are calendar minutes (workspaces/ratelimit.py). A test that counts requests up to a limit
+    and crosses a minute's edge on the way sees its count start again, and no 429 where it expects one.
+    """
+    now = timezone.now()
+    left = 60 - now.second - now.microsecond / 1_000_000
+    if left < RATE_TEST_SECONDS:
+        time.sleep(left + 0.05)

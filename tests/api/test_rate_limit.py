@@ -11,7 +11,7 @@ from memories.models import Memory
 from tests.conftest import AgentClient
 from workspaces.models import ApiRateWindow
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("within_one_rate_window")]
 
 
 def test_a_key_over_its_rate_gets_429_with_retry_after(agent: AgentClient, settings: Any) -> None:

@@ -57,6 +57,7 @@ def test_the_async_client_commits_reads_pages_and_answers(live_server: Any, key:
     assert "text" in got["invalid"]
 
 
+@pytest.mark.usefixtures("within_one_rate_window")
 def test_the_async_client_waits_out_a_429(live_server: Any, key: tuple[AgentKey, str], settings: Any) -> None:
     settings.MEMORYHUB_API_RATE_PER_MINUTE = 1
     retries: list[RetryEvent] = []

@@ -246,6 +246,7 @@ def test_iterators_walk_every_page(hub: MemoryHub) -> None:
     assert len({e.id for e in events}) == 7
 
 
+@pytest.mark.usefixtures("within_one_rate_window")
 def test_a_429_is_retried_after_the_servers_retry_after(
     live_server: Any, key: tuple[AgentKey, str], settings: Any
 ) -> None:
@@ -273,6 +274,7 @@ def test_a_429_is_retried_after_the_servers_retry_after(
     assert MemoryRow.objects.filter(text__startswith="third").count() == 1
 
 
+@pytest.mark.usefixtures("within_one_rate_window")
 def test_a_429_that_outlasts_the_retries_is_raised(live_server: Any, key: tuple[AgentKey, str], settings: Any) -> None:
     settings.MEMORYHUB_API_RATE_PER_MINUTE = 1
     waits: list[float] = []

@@ -74,6 +74,7 @@ def test_both_paths_reach_the_endpoint_and_the_rest_is_django(hub: LiveHub, agen
     assert httpx.get(hub.url + "/login/").status_code == 200
 
 
+@pytest.mark.usefixtures("within_one_rate_window")
 def test_a_tool_call_counts_against_the_key_s_rate_like_a_request(hub: LiveHub, agent: Agent, settings: Any) -> None:
     settings.MEMORYHUB_API_RATE_PER_MINUTE = 2
 
