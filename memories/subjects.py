@@ -702,11 +702,12 @@ _REPORTED_CLAUSE = re.compile(
     r"(?:that\s+)?(?P<rest>(?:the\s+|a\s+|an\s+|our\s+)?[\w'’.-]+\b.*)$",
     re.IGNORECASE,
 )
-_NOT_A_CLAUSE_OPENING_WORDS = (  # noqa: SIM905 - a word list reads better as text
-    "they he she it we i you their his her its my your this next last from in on at by after before since until "
-    "starting as of for when if once every each thanks thank hello hi sorry yes no ok okay"
-).split()
-_NOT_A_CLAUSE_OPENING = frozenset(_NOT_A_CLAUSE_OPENING_WORDS)
+_NOT_A_CLAUSE_OPENING = frozenset(
+    (  # noqa: SIM905 - a word list reads better as text
+        "they he she it we i you their his her its my your this next last from in on at by after before since until "
+        "starting as of for when if once every each thanks thank hello hi sorry yes no ok okay"
+    ).split()
+)
 _INVERTED_COPULA = re.compile(
     r"^(?:is|are|was|were)\s+(?:now\s+|still\s+)?(?:our|the|their|his|her|its|my)\s+"
     r"(?P<attr>[\w\s-]{2,40}?)\s+(?:at|of|for|on)\s+(?:the\s+)?(?P<entity>.+)$",
