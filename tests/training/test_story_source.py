@@ -34,6 +34,8 @@ FROZEN = {
     "stories-fresh-validation-2.jsonl": "c24c089cf5158becdb5b6ddd8f231ffa29f1e158e1abe2046c211185b5e39aa4",
     # 48 stories of a fifth blind batch, split by writer and frozen on 2026-11-30 (docs/DETECTION.md, fifteenth).
     "stories-fresh-validation-3.jsonl": "30c64dd87f032fba5b380ad637bf8e26e887c454dd3829510c2e3864eb360271",
+    # 48 stories of a sixth blind batch, split by writer and frozen on 2026-12-01 (docs/DETECTION.md, twentieth).
+    "stories-fresh-validation-4.jsonl": "3a728c5ec96b2255d6f2d3d7bab0668a19e834596fff39afde103823f918940e",
 }
 
 STORY = """
