@@ -86,6 +86,12 @@ class RuledFlag:
     right: bool  # of an expected flag's kind, sharing two or more of its facts
     on_trap: bool
 
+    @property
+    def judged(self) -> str:
+        """How the story judges the flag, in words: "right", "on a trap", both, or "not expected"."""
+        words = [word for word, said in (("right", self.right), ("on a trap", self.on_trap)) if said]
+        return ", ".join(words) or "not expected"
+
 
 @dataclass
 class StoryOutcome:

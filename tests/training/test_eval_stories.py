@@ -88,6 +88,9 @@ def test_it_counts_flags_per_rule_and_on_traps(tmp_path: Path) -> None:
 
     assert report["by_rule"] == {RULE: {"raised": 1, "right": 1, "on_traps": 1}}
     assert f"rule       {RULE}: 1 of 1 right, 1 on traps" in text
+    # Story by story, each raised flag names its rule and how the story judges it.
+    verbose = run(str(path), "--verbose")
+    assert f"-- s1: raised [('reversal', ['f1', 'f2', 'f4'], '{RULE}', 'right, on a trap')]" in verbose
 
 
 def test_it_explains_a_current_truth_miss(tmp_path: Path) -> None:

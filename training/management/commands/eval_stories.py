@@ -75,8 +75,8 @@ class Command(BaseCommand):
         if options["verbose"]:
             for outcome in report.outcomes:
                 raised = sorted(
-                    (kind, sorted(ids), detector)
-                    for (kind, ids), detector in zip(outcome.raised, outcome.detectors, strict=True)
+                    (kind, sorted(ids), ruled.rule, ruled.judged)
+                    for (kind, ids), ruled in zip(outcome.raised, outcome.by_rule, strict=True)
                 )
                 self.stdout.write(f"-- {outcome.story_id}: raised {raised}")
                 self.stdout.write(f"   expected {sorted((k, sorted(i)) for k, i in outcome.expected)}")
