@@ -36,6 +36,8 @@ FROZEN = {
     "stories-fresh-validation-3.jsonl": "30c64dd87f032fba5b380ad637bf8e26e887c454dd3829510c2e3864eb360271",
     # 48 stories of a sixth blind batch, split by writer and frozen on 2026-12-01 (docs/DETECTION.md, twentieth).
     "stories-fresh-validation-4.jsonl": "3a728c5ec96b2255d6f2d3d7bab0668a19e834596fff39afde103823f918940e",
+    # 48 stories of a seventh blind batch, split by writer and frozen on 2026-12-01 (docs/DETECTION.md, twentieth).
+    "stories-fresh-validation-5.jsonl": "27ac4629e381dbbaeabf0b6976f18535f700b0a0d3143838728144c6c0aa966b",
 }
 
 STORY = """
