@@ -104,7 +104,6 @@ class StoryOutcome:
     # Current-truth subjects by status ("clear" / "unclear"): (judged, right).
     current_by_status: dict[str, tuple[int, int]]
     misses: list[str] = field(default_factory=list)
-    detectors: list[str] = field(default_factory=list)  # parallel to ``raised``
     decisions: list[Decision] = field(default_factory=list)
     # Parallel to ``raised``: the rule that raised each flag, whether it matches an expected flag, whether it
     # joins the facts of a trap.
@@ -286,7 +285,6 @@ def _replay(story: dict[str, Any], mode: str) -> StoryOutcome:
         traps_flagged=sum(1 for trap in traps if any(len(trap & ids) >= 2 for _, ids in raised)),
         current_by_status=by_status,
         misses=misses,
-        detectors=[card.detector for card in cards],
         decisions=decisions,
         by_rule=[
             RuledFlag(
