@@ -38,6 +38,8 @@ FROZEN = {
     "stories-fresh-validation-4.jsonl": "3a728c5ec96b2255d6f2d3d7bab0668a19e834596fff39afde103823f918940e",
     # 48 stories of a seventh blind batch, split by writer and frozen on 2026-12-01 (docs/DETECTION.md, twentieth).
     "stories-fresh-validation-5.jsonl": "27ac4629e381dbbaeabf0b6976f18535f700b0a0d3143838728144c6c0aa966b",
+    # 48 stories of an eighth blind batch, split by writer and frozen on 2026-12-01 (docs/DETECTION.md, twenty-first).
+    "stories-fresh-validation-6.jsonl": "41ccf9b77b6dda0faf3e4078f4869b4b2acabbf292de0e5e87f9af70f82413d5",
 }
 
 STORY = """
