@@ -849,7 +849,8 @@ def _read(text: str) -> tuple[str, str]:
         # "The cardiologist lowered the user's ramipril to 2.5 mg": about the user's dose.
         owned = acted_on.group("owned")
         return normalise_entity(acted_on.group("owner")), _attribute_from(predicate, "") or canonical_attribute(owned)
-    entity, owned = _split_owner(entity)
+    # "User's sister Ana …": a name after a relative noun names the relative; "sister ana" is no property of the user.
+    entity, owned = (entity, "") if _names_a_relative(subject_words) else _split_owner(entity)
     changed = _CHANGED_THING.match(predicate)
     if not owned and changed:
         owned = changed["thing"]  # "The user switched running shoes to Hoka": the user's running shoes changed
@@ -875,6 +876,25 @@ def _read(text: str) -> tuple[str, str]:
     if not attribute and predicate_words and (predicate_words[0][0].isdigit() or predicate_words[0] in "€$£"):
         attribute = "value"  # "Node 22 now", "Weekly active teams 4,480": the subject's figure
     return entity, attribute
+
+
+def _names_a_relative(subject_words: list[str]) -> bool:
+    """ "User's sister Ana", "Theo's friend Leah": an owner's relative noun, then only a name (capitalised words).
+
+    Read as owner and owned, "sister ana" would be a property of the user, and "User's sister Ana lives in
+    Porto." one subject with "The user lives in Lisbon." — where "The user's sister lives in Porto." is another.
+    The name stays in the entity: two daughters are two people.
+    """
+    for index in range(1, len(subject_words) - 1):
+        owner, noun, name = subject_words[index - 1], subject_words[index], subject_words[index + 1 :]
+        if (
+            owner.lower().replace("’", "'").endswith("'s")
+            and noun.lower() in _PERSON_NOUNS
+            and len(name) <= 3
+            and all(word[0].isupper() for word in name)
+        ):
+            return True
+    return False
 
 
 def _a_clause_of_its_own(words: str) -> bool:

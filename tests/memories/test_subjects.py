@@ -33,6 +33,9 @@ FACTS = [
     ("The user moved back to Porto.", "", "user", "home city"),
     ("The user says they moved to Berlin last month.", "", "user", "home city"),
     ("The user's sister lives in Porto.", "", "user's sister", "home city"),
+    # A name after a relative noun names the relative: "sister ana" is no property of the user.
+    ("User's sister Ana lives in Porto.", "", "user's sister ana", "home city"),
+    ("User's daughter Mia is allergic to amoxicillin.", "", "user's daughter mia", "amoxicillin allergy"),
     ("User's manager is Dana.", "", "user", "manager"),
     ("Priya reports to Tomás.", "", "priya", "manager"),
     ("Dana joined Globex as a data engineer.", "", "dana", "employer"),
@@ -168,9 +171,10 @@ def test_the_key_is_the_attribute_and_says_where_it_came_from() -> None:
     assert subject_of("The user lives in Lisbon.").source == "text"
 
 
-def test_the_users_sister_is_not_the_user() -> None:
+@pytest.mark.parametrize("text", ["The user's sister lives in Porto.", "User's sister Ana lives in Porto."])
+def test_the_users_sister_is_not_the_user(text: str) -> None:
     user = subject_of("The user lives in Lisbon.")
-    sister = subject_of("The user's sister lives in Porto.")
+    sister = subject_of(text)
 
     agreement = subjects_agree(user, sister)
 
