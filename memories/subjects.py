@@ -751,8 +751,9 @@ def normalise_entity(phrase: str) -> str:
         rest = words[1:]
         if not rest or words[0] not in ("my", "our"):
             return head
-        if rest[-1] in _PERSON_NOUNS:
-            return f"{head}'s {' '.join(rest)}"
+        said = phrase.split()[1:]
+        if rest[-1] in _PERSON_NOUNS or (len(said) == len(rest) and rest[0] in _PERSON_NOUNS and _a_name(said[1:])):
+            return f"{head}'s {' '.join(rest)}"  # "my sister", "my sister Jana"
         words = rest  # "our API", "my notes": a thing, not a person of ours
     while words and words[0] in _DETERMINERS:
         words = words[1:]
@@ -765,6 +766,12 @@ def normalise_entity(phrase: str) -> str:
     if joined in _USER_WORDS:
         return "user"
     return joined
+
+
+def _a_name(said: list[str]) -> bool:
+    """One to three words as written, each capitalised and none a possessive: "Jana", "Tom Reyes" — not
+    "Maddie's Ford Focus", which names what Maddie has."""
+    return 1 <= len(said) <= 3 and all(word[0].isupper() and not word.replace("’", "'").endswith("'s") for word in said)
 
 
 _TRAILING = frozenset(["at", "to", "in", "on", "of", "for", "from", "with", "by", "and", "or"])
@@ -879,7 +886,7 @@ def _read(text: str) -> tuple[str, str]:
 
 
 def _names_a_relative(subject_words: list[str]) -> bool:
-    """ "User's sister Ana", "Theo's friend Leah": an owner's relative noun, then only a name (capitalised words).
+    """ "User's sister Ana", "my friend Leah": an owner's (or the speaker's) relative noun, then only a name.
 
     Read as owner and owned, "sister ana" would be a property of the user, and "User's sister Ana lives in
     Porto." one subject with "The user lives in Lisbon." — where "The user's sister lives in Porto." is another.
@@ -888,10 +895,9 @@ def _names_a_relative(subject_words: list[str]) -> bool:
     for index in range(1, len(subject_words) - 1):
         owner, noun, name = subject_words[index - 1], subject_words[index], subject_words[index + 1 :]
         if (
-            owner.lower().replace("’", "'").endswith("'s")
+            (owner.lower().replace("’", "'").endswith("'s") or owner.lower() in ("my", "our"))
             and noun.lower() in _PERSON_NOUNS
-            and len(name) <= 3
-            and all(word[0].isupper() for word in name)
+            and _a_name(name)
         ):
             return True
     return False

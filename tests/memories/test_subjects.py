@@ -36,6 +36,7 @@ FACTS = [
     # A name after a relative noun names the relative: "sister ana" is no property of the user.
     ("User's sister Ana lives in Porto.", "", "user's sister ana", "home city"),
     ("User's daughter Mia is allergic to amoxicillin.", "", "user's daughter mia", "amoxicillin allergy"),
+    ("My sister Jana lives in Rome.", "", "speaker's sister jana", "home city"),
     ("User's manager is Dana.", "", "user", "manager"),
     ("Priya reports to Tomás.", "", "priya", "manager"),
     ("Dana joined Globex as a data engineer.", "", "dana", "employer"),
