@@ -130,7 +130,8 @@ class SubjectGuard:
     verdict) and nothing says the subjects differ — never between two chat
     lines opening with two speakers' names. ``different``: the entity or
     the attribute is known on both sides and differs — then nothing automatic,
-    a card at most, and only when the classifier is sure. ``other_speakers``: both
+    a card at most, and only when the classifier is sure. Facts their agents filed under two scopes
+    (:func:`filed_apart`) are never ``automatic``: an open record instead. ``other_speakers``: both
     are first-person statements by two different speakers ("I work at a bank" from
     one side of a chat, "I work at a farm" from the other) — two people, so not
     even a card.
@@ -177,7 +178,7 @@ def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuar
     automatic = agreement.same or read_as_one or (names_the_value and agreement.attribute is not False and entity_ok)
     # One chat speaker's line never retires another's ("Ana: So there's a new member of the household: …" /
     # "Ben: So there's a new member …"): without an "I" nothing says whose household, so a person asks.
-    automatic = automatic and not named_speakers_differ(older.text, newer.text)
+    automatic = automatic and not named_speakers_differ(older.text, newer.text) and not filed_apart(older, newer)
     label = (newer.subject if newer.subject.attribute else older.subject).label or "one subject"
     return SubjectGuard(
         automatic=automatic,
@@ -186,6 +187,18 @@ def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuar
         other_speakers=other_speakers,
         read_apart=read_apart,
     )
+
+
+def filed_apart(older: Memory, newer: Memory) -> bool:
+    """Their agents filed the two facts under two scopes ("pets" / "calendar"), and no one key joins them.
+
+    A scope is an agent's own word on what a fact belongs to, so two scopes may mean two things even where
+    every reading says one: a person decides, nothing changes by itself (docs/DETECTION.md, 2026-12-01,
+    twenty-second session: on the dev stories automatic decisions across two scopes were wrong 5 times in 20,
+    within one 3 in 193). A shared key is the agent's stronger word that the facts hold one slot.
+    """
+    scopes_differ = bool(older.scope and newer.scope and older.scope != newer.scope)
+    return scopes_differ and not (older.key and older.key == newer.key)
 
 
 def _another_thing(older: Memory, newer: Memory, agreement: Agreement) -> bool:

@@ -161,6 +161,28 @@ def test_one_chat_speakers_line_never_retires_anothers(workspace: Workspace) -> 
     assert resolve(lisbon, also_berlin, Relation.TEMPORAL_CHANGE, 0.97, announced=True) == "superseded"
 
 
+@pytest.mark.parametrize(
+    ("older_filing", "newer_filing", "action"),
+    [
+        ({"scope": "personal"}, {"scope": "travel"}, "recorded"),  # two scopes: an open record, nothing changed
+        ({"scope": "personal"}, {"scope": "personal"}, "superseded"),
+        ({"scope": "personal"}, {}, "superseded"),  # a fact filed nowhere says nothing about where it belongs
+        ({"scope": "personal", "key": "home_city"}, {"scope": "travel", "key": "home_city"}, "superseded"),
+    ],
+)
+def test_facts_filed_under_two_scopes_never_change_each_other_by_themselves(
+    workspace: Workspace, older_filing: dict[str, str], newer_filing: dict[str, str], action: str
+) -> None:
+    lisbon = remember(workspace, "The user lives in Lisbon.", valid_from=day(9), **older_filing)
+    berlin = remember(workspace, "The user says they moved to Berlin last month.", valid_from=day(11), **newer_filing)
+
+    assert resolve(lisbon, berlin, Relation.TEMPORAL_CHANGE, 0.97, announced=True) == action
+
+    superseded_by = Memory.objects.get(pk=lisbon.pk).superseded_by_id
+    assert superseded_by == (berlin.pk if action == "superseded" else None)
+    assert not ConflictCard.objects.exists()
+
+
 def test_one_speakers_first_person_lines_are_still_compared(workspace: Workspace) -> None:
     bank = remember(workspace, "I work at a bank.", valid_from=day(9), agent="human")
     farm = remember(workspace, "I work at a farm.", valid_from=day(9, 2), agent="human")
