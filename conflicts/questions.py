@@ -150,7 +150,7 @@ def card_subject(facts: list[Memory]) -> str:
     subjects = [Subject(fact.subject_entity, fact.subject_attribute) for fact in facts]
     first = subjects[0] if subjects else Subject("", "")
     if first.entity and first.attribute and all(subjects_agree(first, other).same for other in subjects[1:]):
-        return first.label
+        return first.label_as_written(facts[0].text)
     word_sets = [[w for w in _words(fact.text) if w.lower() not in _STOP] for fact in facts]
     if word_sets and word_sets[0]:
         shared_lower = set.intersection(*({w.lower() for w in words} for words in word_sets))

@@ -179,7 +179,7 @@ def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuar
     # One chat speaker's line never retires another's ("Ana: So there's a new member of the household: …" /
     # "Ben: So there's a new member …"): without an "I" nothing says whose household, so a person asks.
     automatic = automatic and not named_speakers_differ(older.text, newer.text) and not filed_apart(older, newer)
-    label = (newer.subject if newer.subject.attribute else older.subject).label or "one subject"
+    label = (newer if newer.subject.attribute else older).subject_label or "one subject"
     return SubjectGuard(
         automatic=automatic,
         different=agreement.different and not read_as_one,

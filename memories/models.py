@@ -208,6 +208,11 @@ class Memory(models.Model):
     def subject(self) -> Subject:
         return Subject(self.subject_entity, self.subject_attribute, self.subject_source)
 
+    @property
+    def subject_label(self) -> str:
+        """What the fact is about, for people to read: "Acme Corp's seat count", names as the text writes them."""
+        return self.subject.label_as_written(self.text)
+
 
 class DueTime(models.Func):
     """A decay due time where an empty one (due now) is the earliest of all.

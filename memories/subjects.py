@@ -62,18 +62,60 @@ class Subject:
 
     @property
     def label(self) -> str:
-        """ "the user's home city", "Acme Corp's seat count", "the user" — for people to read."""
-        entity = _display_entity(self.entity)
+        """ "the user's home city", "acme corp's seat count", "the user": the reading itself, in lower case."""
+        return self._label(_display_entity(self.entity))
+
+    def label_as_written(self, text: str) -> str:
+        """The label with names cased as ``text``, the fact read, writes them: "Acme Corp's seat count",
+        "the user's sister Ana's home city" — for people to read (cards, the memory browser, reasons)."""
+        return self._label(_display_entity(_cased_as_written(self.entity, text)))
+
+    def _label(self, entity: str) -> str:
         if not self.attribute:
             return entity
         owner = entity + ("'" if entity.endswith("s") else "'s")
         return f"{owner} {self.attribute}" if entity else self.attribute
 
 
+_PEOPLE_OF_THE_HUB = ("user", "speaker", "team")
+
+
 def _display_entity(entity: str) -> str:
-    if entity in ("user", "speaker", "team") or entity.startswith(("user's", "team's")):
+    if entity in _PEOPLE_OF_THE_HUB or entity.startswith(("user's", "team's", "speaker's")):
         return "the " + entity
     return entity
+
+
+_WRITTEN_WORD = re.compile(r"[^\W_][\w&-]*")
+_SENTENCE_OPENING = re.compile(r"(?:^|[.!?:;]\s+|\n)[\"'“‘(\[]*$")
+
+
+def _cased_as_written(entity: str, text: str) -> str:
+    """Each word of the lower-case ``entity`` as ``text`` writes it, where it writes it with capitals.
+
+    A capital inside a sentence is the word's own ("Ana", "Corp", "EU"); one that opens a sentence may be
+    only the opening's, so there it counts for a word no common lower-case word is ("Acme", "5G", "Maya") and
+    not for one that is ("Staging cluster …" stays "staging cluster", and so does a pet named "Dash").
+    "user", "speaker" and "team" are the hub's own words and stay as they are.
+    """
+    inside: dict[str, str] = {}
+    opening: dict[str, str] = {}
+    for match in _WRITTEN_WORD.finditer(text):
+        word = match.group()
+        if word == word.lower():
+            continue
+        opens = bool(_SENTENCE_OPENING.search(text[: match.start()]))
+        (opening if opens else inside).setdefault(word.lower(), word)
+
+    def as_written(word: str) -> str:
+        base, possessive = (word[:-2], "'s") if word.endswith("'s") else (word, "")
+        if base in _PEOPLE_OF_THE_HUB:
+            return word
+        common = lexicon().get(base, "FW") != "FW"  # a foreign word ("maya") is no common English one
+        written = inside.get(base) or (None if common else opening.get(base))
+        return (written or base) + possessive
+
+    return " ".join(as_written(word) for word in entity.split(" "))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -698,7 +698,7 @@ def _announced_within_subject(older: Memory, newer: Memory, prediction: Predicti
         current="b",
         announced=True,
         rule=ANNOUNCED_WITHIN_SUBJECT,
-        reasons=(f'same subject ({newer.subject.label}) and the newer fact announces a change ("{marker}")',),
+        reasons=(f'same subject ({newer.subject_label}) and the newer fact announces a change ("{marker}")',),
     )
 
 

@@ -54,7 +54,7 @@ def test_a_contradiction_offers_the_facts_themselves_as_answers(workspace: Works
         ("Skip", "s"),
     ]
     assert [o.value for o in form.options[:2]] == ["yes", f"no:{steak.pk}"]
-    assert form.subject == "maya's diet"
+    assert form.subject == "Maya's diet"
     assert form.line == "Which is true? “Maya is vegetarian” or “Maya's favourite dinner is steak”"
 
 

@@ -86,7 +86,7 @@ def test_a_reviewer_corrects_a_subject_in_the_memory_browser(workspace: Workspac
     )
 
     assert response.status_code == 302
-    assert "about <strong>priya&#x27;s manager</strong>" in client.get(response["Location"]).content.decode()
+    assert "about <strong>Priya&#x27;s manager</strong>" in client.get(response["Location"]).content.decode()
 
 
 def test_a_viewer_cannot_correct_a_subject(workspace: Workspace) -> None:

@@ -220,6 +220,23 @@ def test_labels_read_as_english() -> None:
     assert subject_of("The user's sister lives in Porto.").label == "the user's sister's home city"
 
 
+@pytest.mark.parametrize(
+    ("text", "label"),
+    [
+        ("Acme Corp has 200 seats on Pro.", "Acme Corp's seat count"),
+        ("User's sister Ana lives in Porto.", "the user's sister Ana's home city"),
+        ("My sister Jana lives in Rome.", "the speaker's sister Jana's home city"),
+        ("Maya is vegetarian now.", "Maya's diet"),  # "maya" is listed only as a foreign word
+        ("Priya reports to Tomás.", "Priya's manager"),
+        ("Initech renewed for one more year at 30 seats.", "Initech's seat count"),
+        ("The user lives in Lisbon.", "the user's home city"),
+        ("Staging cluster runs Kubernetes 1.28.", "staging cluster"),  # a common word opening the sentence
+    ],
+)
+def test_a_label_writes_names_as_the_fact_does(text: str, label: str) -> None:
+    assert subject_of(text).label_as_written(text) == label
+
+
 def _speakers_differ(a: str, agent_a: str, b: str, agent_b: str) -> bool:
     return speakers_differ(a, agent_a, subject_of(a).entity, b, agent_b, subject_of(b).entity)
 
