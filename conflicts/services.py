@@ -9,7 +9,7 @@ Only facts about the same subject may invalidate each other: a verdict whose
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from django.db import transaction
@@ -142,6 +142,7 @@ class SubjectGuard:
     label: str
     other_speakers: bool = False
     read_apart: bool = False
+    held_by_scopes: bool = False  # one subject by every reading, but filed under two scopes: not automatic
 
 
 def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuard:
@@ -178,14 +179,16 @@ def subject_guard(older: Memory, newer: Memory, verdict: Verdict) -> SubjectGuar
     automatic = agreement.same or read_as_one or (names_the_value and agreement.attribute is not False and entity_ok)
     # One chat speaker's line never retires another's ("Ana: So there's a new member of the household: …" /
     # "Ben: So there's a new member …"): without an "I" nothing says whose household, so a person asks.
-    automatic = automatic and not named_speakers_differ(older.text, newer.text) and not filed_apart(older, newer)
+    automatic = automatic and not named_speakers_differ(older.text, newer.text)
+    held_by_scopes = automatic and filed_apart(older, newer)
     label = (newer if newer.subject.attribute else older).subject_label or "one subject"
     return SubjectGuard(
-        automatic=automatic,
+        automatic=automatic and not held_by_scopes,
         different=agreement.different and not read_as_one,
         label=label,
         other_speakers=other_speakers,
         read_apart=read_apart,
+        held_by_scopes=held_by_scopes,
     )
 
 
@@ -242,6 +245,9 @@ def conflict_resolve(
     if pair_already_considered(older, newer):
         return Resolution("none")
     if not guard.automatic:
+        if guard.held_by_scopes:
+            held = f'not applied: filed under two scopes ("{older.scope}", "{newer.scope}"), so a person decides'
+            verdict = replace(verdict, reasons=(*verdict.reasons, held))
         return _ask_instead(older, newer, verdict, context, actor)
     with transaction.atomic():
         locked_older, locked_newer = _lock_live(older, newer)

@@ -7,7 +7,7 @@ import pytest
 from conflicts.detection.candidates import NEIGHBOUR_MIN_COSINE, candidates_for, one_thing
 from conflicts.detection.pipeline import detect_and_resolve
 from conflicts.detection.verdict import Relation
-from conflicts.models import ConflictCard
+from conflicts.models import ConflictCard, Uncertainty
 from conflicts.services import conflict_resolve
 from memories.audit import Actor
 from memories.models import Event, Memory
@@ -181,6 +181,12 @@ def test_facts_filed_under_two_scopes_never_change_each_other_by_themselves(
     superseded_by = Memory.objects.get(pk=lisbon.pk).superseded_by_id
     assert superseded_by == (berlin.pk if action == "superseded" else None)
     assert not ConflictCard.objects.exists()
+    if action == "recorded":  # the open record says why nothing was applied
+        record = Uncertainty.objects.get()
+        assert record.reasoning.endswith(
+            'not applied: filed under two scopes ("personal", "travel"), so a person decides'
+        )
+        assert Event.objects.get(verb="conflict.record").reason.endswith("so a person decides")
 
 
 def test_one_speakers_first_person_lines_are_still_compared(workspace: Workspace) -> None:
