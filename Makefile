@@ -54,9 +54,9 @@ SHARED_EVAL ?= $(firstword $(wildcard shared/eval ../shared/eval))
 STORY_SETS := $(SHARED_EVAL)/stories-dev.jsonl $(addprefix training/data/,stories-own-dev.jsonl \
 	stories-own-validation.jsonl stories-fresh-dev.jsonl stories-fresh-dev-2.jsonl stories-fresh-dev-3.jsonl \
 	stories-fresh-dev-4.jsonl stories-fresh-dev-5.jsonl stories-fresh-dev-6.jsonl stories-fresh-dev-7.jsonl \
-	stories-fresh-dev-8.jsonl stories-fresh-validation.jsonl stories-fresh-validation-2.jsonl \
-	stories-fresh-validation-3.jsonl stories-fresh-validation-4.jsonl stories-fresh-validation-5.jsonl \
-	stories-fresh-validation-6.jsonl)
+	stories-fresh-dev-8.jsonl stories-fresh-dev-9.jsonl stories-fresh-validation.jsonl \
+	stories-fresh-validation-2.jsonl stories-fresh-validation-3.jsonl stories-fresh-validation-4.jsonl \
+	stories-fresh-validation-5.jsonl stories-fresh-validation-6.jsonl stories-fresh-validation-7.jsonl)
 PROBE_SETS := $(addprefix training/data/probes-,dev.jsonl fresh-dev.jsonl validation.jsonl fresh-validation.jsonl \
 	changes.jsonl changes-validation.jsonl harmless.jsonl reasons.jsonl)
 eval-detection: install-dev

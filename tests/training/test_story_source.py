@@ -40,6 +40,8 @@ FROZEN = {
     "stories-fresh-validation-5.jsonl": "27ac4629e381dbbaeabf0b6976f18535f700b0a0d3143838728144c6c0aa966b",
     # 48 stories of an eighth blind batch, split by writer and frozen on 2026-12-01 (docs/DETECTION.md, twenty-first).
     "stories-fresh-validation-6.jsonl": "41ccf9b77b6dda0faf3e4078f4869b4b2acabbf292de0e5e87f9af70f82413d5",
+    # 48 stories of a ninth blind batch, split by writer and frozen on 2026-12-01 (docs/DETECTION.md, twenty-second).
+    "stories-fresh-validation-7.jsonl": "06fc582a8e9a647c831962db8f35c90200231b04764ec78e59519937da2658f3",
 }
 
 STORY = """
